@@ -1,0 +1,361 @@
+package io.github.deviceplugin4j.testkit;
+
+import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
+import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.CDIDevice;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
+import io.github.deviceplugin4j.api.v1beta1.Mount;
+import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
+import io.github.deviceplugin4j.testkit.FakeKubelet.Endpoint;
+import io.github.deviceplugin4j.testkit.FakeKubelet.PodRecord;
+import io.github.deviceplugin4j.testkit.FakeKubelet.ResourceState;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.internal.ResourceNames;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The kubelet's device allocation for one container: device choice, {@code GetPreferredAllocation}
+ * (checked), {@code Allocate}, {@code PreStartContainer}. Calls are serialized by the caller; state
+ * lives in the {@link FakeKubelet} and is read under its lock, RPCs run outside it.
+ */
+final class AllocationFlow {
+  private final FakeKubelet k;
+
+  AllocationFlow(FakeKubelet k) {
+    this.k = k;
+  }
+
+  Allocation allocate(PodRequest req) {
+    String resource = req.resourceName();
+    Endpoint ep;
+    List<String> available = new ArrayList<>();
+    k.lock.lock();
+    try {
+      k.checkOpen();
+      PodRecord pod = k.pods.get(req.podUid());
+      Allocation existing =
+          pod == null ? null : pod.allocations.get(req.containerName() + "\u0000" + resource);
+      if (existing != null) {
+        if (existing.deviceIds().size() != req.count()) {
+          throw refuse(
+              resource,
+              "pod "
+                  + ResourceNames.goQuote(req.podUid())
+                  + " container "
+                  + ResourceNames.goQuote(req.containerName())
+                  + " changed request for resource "
+                  + ResourceNames.goQuote(resource)
+                  + " from "
+                  + existing.deviceIds().size()
+                  + " to "
+                  + req.count());
+        }
+        k.record(
+            Kind.ALLOCATE,
+            resource,
+            Outcome.INFO,
+            "container already holds " + existing.deviceIds() + "; nothing to do");
+        return existing;
+      }
+      ResourceState rs = k.resources.get(resource);
+      if (rs == null) {
+        throw refuse(resource, "cannot allocate unregistered device " + resource);
+      }
+      ep = rs.endpoint;
+      if (req.deviceIds().isEmpty()) {
+        Set<String> allocated = allocatedIdsLocked(resource);
+        int healthy = 0;
+        for (DeviceState d : rs.devices) {
+          if (d.healthy()) {
+            healthy++;
+            if (!allocated.contains(d.id()) && !req.mustInclude().contains(d.id())) {
+              available.add(d.id());
+            }
+          }
+        }
+        if (healthy == 0 || ep == null || ep.stopped) {
+          throw refuse(
+              resource,
+              "no healthy devices present; cannot allocate unhealthy devices " + resource);
+        }
+        int needed = req.count() - req.mustInclude().size();
+        if (available.size() < needed) {
+          throw refuse(
+              resource,
+              "requested number of devices unavailable for "
+                  + resource
+                  + ". Requested: "
+                  + needed
+                  + ", Available: "
+                  + available.size());
+        }
+      } else if (ep == null || ep.stopped) {
+        throw refuse(resource, "the plugin for " + resource + " is not connected");
+      }
+    } finally {
+      k.lock.unlock();
+    }
+
+    List<String> chosen;
+    if (!req.deviceIds().isEmpty()) {
+      chosen = req.deviceIds();
+    } else if (ep.options.getGetPreferredAllocationAvailable()) {
+      chosen = preferredAllocation(ep, req, available);
+    } else {
+      chosen = new ArrayList<>(req.mustInclude());
+      chosen.addAll(available.subList(0, req.count() - req.mustInclude().size()));
+    }
+
+    AllocateResponse resp;
+    try {
+      resp =
+          k.withTimeout(DevicePluginGrpc.newBlockingStub(ep.channel))
+              .allocate(
+                  AllocateRequest.newBuilder()
+                      .addContainerRequests(
+                          ContainerAllocateRequest.newBuilder().addAllDevicesIds(chosen))
+                      .build());
+    } catch (StatusRuntimeException e) {
+      k.recordUnlocked(
+          Kind.ALLOCATE,
+          resource,
+          Outcome.FAILED,
+          chosen + ": " + FakeKubelet.describe(e.getStatus()));
+      throw rpcFailed("Allocate", e);
+    }
+    if (resp.getContainerResponsesCount() == 0) {
+      throw invalid(
+          resource,
+          "Allocate",
+          "no containers return in allocation response (container_responses is empty; the"
+              + " kubelet sent one container request and needs exactly one response)");
+    }
+    if (resp.getContainerResponsesCount() > 1) {
+      String msg =
+          "container_responses has "
+              + resp.getContainerResponsesCount()
+              + " entries for one container request; the kubelet reads only the first";
+      if (k.strictPreferredAllocation) {
+        throw invalid(resource, "Allocate", msg);
+      }
+      k.recordUnlocked(Kind.ALLOCATE, resource, Outcome.INFO, msg);
+    }
+    Allocation allocation = toAllocation(req, chosen, resp.getContainerResponses(0));
+
+    if (ep.options.getPreStartRequired()) {
+      try {
+        DevicePluginGrpc.newBlockingStub(ep.channel)
+            .withDeadlineAfter(FakeKubelet.PRE_START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .preStartContainer(
+                PreStartContainerRequest.newBuilder().addAllDevicesIds(chosen).build());
+        k.recordUnlocked(Kind.PRE_START_CONTAINER, resource, Outcome.OK, chosen.toString());
+      } catch (StatusRuntimeException e) {
+        k.recordUnlocked(
+            Kind.PRE_START_CONTAINER,
+            resource,
+            Outcome.FAILED,
+            chosen + ": " + FakeKubelet.describe(e.getStatus()));
+        throw rpcFailed("PreStartContainer", e);
+      }
+    }
+
+    k.lock.lock();
+    try {
+      PodRecord pod =
+          k.pods.computeIfAbsent(
+              req.podUid(), u -> new PodRecord(req.namespace(), req.podName(), req.podUid()));
+      pod.allocations.put(req.containerName() + "\u0000" + resource, allocation);
+      k.record(
+          Kind.ALLOCATE,
+          resource,
+          Outcome.OK,
+          req.namespace()
+              + "/"
+              + req.podName()
+              + " container "
+              + req.containerName()
+              + ": "
+              + chosen);
+    } finally {
+      k.lock.unlock();
+    }
+    return allocation;
+  }
+
+  private List<String> preferredAllocation(Endpoint ep, PodRequest req, List<String> available) {
+    String resource = req.resourceName();
+    List<String> offered = new ArrayList<>(req.mustInclude());
+    offered.addAll(available);
+    PreferredAllocationResponse resp;
+    try {
+      resp =
+          k.withTimeout(DevicePluginGrpc.newBlockingStub(ep.channel))
+              .getPreferredAllocation(
+                  PreferredAllocationRequest.newBuilder()
+                      .addContainerRequests(
+                          ContainerPreferredAllocationRequest.newBuilder()
+                              .addAllAvailableDeviceIDs(offered)
+                              .addAllMustIncludeDeviceIDs(req.mustInclude())
+                              .setAllocationSize(req.count()))
+                      .build());
+    } catch (StatusRuntimeException e) {
+      k.recordUnlocked(
+          Kind.GET_PREFERRED_ALLOCATION,
+          resource,
+          Outcome.FAILED,
+          FakeKubelet.describe(e.getStatus()));
+      throw rpcFailed("GetPreferredAllocation", e);
+    }
+    List<String> problems = new ArrayList<>();
+    List<String> preferred =
+        resp.getContainerResponsesCount() == 0
+            ? List.of()
+            : resp.getContainerResponses(0).getDeviceIDsList();
+    if (resp.getContainerResponsesCount() != 1) {
+      problems.add(
+          "container_responses has "
+              + resp.getContainerResponsesCount()
+              + " entries; one container request was sent");
+    }
+    if (preferred.size() != req.count()) {
+      problems.add(
+          "it prefers " + preferred.size() + " devices but allocation_size is " + req.count());
+    }
+    Set<String> seen = new HashSet<>();
+    for (String id : preferred) {
+      if (!seen.add(id)) {
+        problems.add("device " + ResourceNames.goQuote(id) + " appears more than once");
+      }
+      if (!offered.contains(id)) {
+        problems.add(
+            "device "
+                + ResourceNames.goQuote(id)
+                + " is not in available_deviceIDs "
+                + ResourceNames.goList(offered));
+      }
+    }
+    for (String id : req.mustInclude()) {
+      if (!preferred.contains(id)) {
+        problems.add("must-include device " + ResourceNames.goQuote(id) + " is missing");
+      }
+    }
+    String summary =
+        "available="
+            + offered
+            + " must_include="
+            + req.mustInclude()
+            + " size="
+            + req.count()
+            + " -> "
+            + preferred;
+    if (problems.isEmpty()) {
+      k.recordUnlocked(Kind.GET_PREFERRED_ALLOCATION, resource, Outcome.OK, summary);
+      return List.copyOf(preferred);
+    }
+    if (k.strictPreferredAllocation) {
+      k.recordUnlocked(
+          Kind.GET_PREFERRED_ALLOCATION,
+          resource,
+          Outcome.FAILED,
+          summary + ": " + String.join("; ", problems));
+      throw invalid(resource, "GetPreferredAllocation", String.join("; ", problems));
+    }
+    // The kubelet: must-include first, then preferred ∩ available, then the rest of available.
+    LinkedHashSet<String> chosen = new LinkedHashSet<>(req.mustInclude());
+    for (String id : preferred) {
+      if (chosen.size() < req.count() && available.contains(id)) {
+        chosen.add(id);
+      }
+    }
+    for (String id : available) {
+      if (chosen.size() < req.count()) {
+        chosen.add(id);
+      }
+    }
+    k.recordUnlocked(
+        Kind.GET_PREFERRED_ALLOCATION,
+        resource,
+        Outcome.INFO,
+        summary + ": " + String.join("; ", problems) + "; the kubelet uses " + chosen);
+    return List.copyOf(chosen);
+  }
+
+  private static Allocation toAllocation(
+      PodRequest req, List<String> ids, ContainerAllocateResponse r) {
+    List<MountSpec> mounts = new ArrayList<>();
+    for (Mount m : r.getMountsList()) {
+      mounts.add(new MountSpec(m.getContainerPath(), m.getHostPath(), m.getReadOnly()));
+    }
+    List<DeviceSpec> devices = new ArrayList<>();
+    for (io.github.deviceplugin4j.api.v1beta1.DeviceSpec d : r.getDevicesList()) {
+      devices.add(new DeviceSpec(d.getContainerPath(), d.getHostPath(), d.getPermissions()));
+    }
+    List<String> cdi = r.getCdiDevicesList().stream().map(CDIDevice::getName).toList();
+    return new Allocation(
+        req.resourceName(),
+        req.podUid(),
+        req.containerName(),
+        ids,
+        r.getEnvsMap(),
+        mounts,
+        devices,
+        r.getAnnotationsMap(),
+        cdi);
+  }
+
+  private AllocationException refuse(String resource, String message) {
+    // Caller holds the k.lock.
+    k.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
+    return new AllocationException(
+        AllocationException.Reason.NOT_ALLOCATABLE,
+        Status.Code.FAILED_PRECONDITION,
+        "",
+        message,
+        null);
+  }
+
+  private AllocationException invalid(String resource, String rpc, String message) {
+    k.recordUnlocked(
+        rpc.equals("Allocate") ? Kind.ALLOCATE : Kind.GET_PREFERRED_ALLOCATION,
+        resource,
+        Outcome.FAILED,
+        message);
+    return new AllocationException(
+        AllocationException.Reason.INVALID_RESPONSE, Status.Code.INTERNAL, rpc, message, null);
+  }
+
+  private static AllocationException rpcFailed(String rpc, StatusRuntimeException e) {
+    Status s = e.getStatus();
+    return new AllocationException(
+        AllocationException.Reason.RPC_FAILED,
+        s.getCode(),
+        rpc,
+        s.getDescription() == null ? "" : s.getDescription(),
+        e);
+  }
+
+  private Set<String> allocatedIdsLocked(String resource) {
+    Set<String> ids = new HashSet<>();
+    for (PodRecord p : k.pods.values()) {
+      for (Allocation a : p.allocations.values()) {
+        if (a.resourceName().equals(resource)) {
+          ids.addAll(a.deviceIds());
+        }
+      }
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,313 @@
+package io.github.deviceplugin4j.testkit;
+
+import io.github.deviceplugin4j.api.pluginregistration.InfoRequest;
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
+import io.github.deviceplugin4j.api.pluginregistration.RegistrationGrpc;
+import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
+import io.github.deviceplugin4j.testkit.FakeKubelet.ConnectException;
+import io.github.deviceplugin4j.testkit.FakeKubelet.ResourceState;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.internal.ResourceNames;
+import io.github.deviceplugin4j.testkit.internal.SocketFiles;
+import io.github.deviceplugin4j.testkit.internal.UdsTransport;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The kubelet's plugin-watcher registration of device plugins (the plugin manager's operation
+ * generator plus the device manager's handler): {@code GetInfo}, validation, connection, {@code
+ * NotifyRegistrationStatus}; deregistration when a registry socket vanishes.
+ */
+final class WatcherRegistrar {
+  private final FakeKubelet k;
+  // Guarded by k.lock.
+  private final Map<Path, String> watcherPlugins = new LinkedHashMap<>();
+  private final Set<Path> watcherInFlight = new HashSet<>();
+  private final Set<Path> watcherPending = new HashSet<>();
+  private final Set<Path> removedWhileInFlight = new HashSet<>();
+  // Incremented by a kubelet restart: a registration begun by the old kubelet must not finish.
+  private long incarnation;
+
+  WatcherRegistrar(FakeKubelet k) {
+    this.k = k;
+  }
+
+  /** Forgets registered sockets (kubelet restart); the caller holds the lock. */
+  void clear() {
+    watcherPlugins.clear();
+    removedWhileInFlight.clear();
+    incarnation++;
+  }
+
+  /**
+   * Whether the registration begun under {@code begun} may go on; records why not. A killed kubelet
+   * process finishes nothing, so an attempt that spans a restart is abandoned.
+   */
+  private boolean stillCurrent(long begun, String name, Path socket) {
+    k.lock.lock();
+    try {
+      if (begun == incarnation && !k.closed) {
+        return true;
+      }
+      k.record(
+          Kind.REGISTER,
+          name,
+          Outcome.INFO,
+          "abandoned the registration of " + socket + ": the kubelet restarted meanwhile");
+      return false;
+    } finally {
+      k.lock.unlock();
+    }
+  }
+
+  void register(Path socket) {
+    k.lock.lock();
+    try {
+      if (k.closed) {
+        return;
+      }
+      if (!watcherInFlight.add(socket)) {
+        // Re-created while its registration runs: like the kubelet's reconciler, register the new
+        // socket once the current attempt is done.
+        watcherPending.add(socket);
+        return;
+      }
+      k.record(Kind.PLUGIN_DISCOVERED, "", Outcome.INFO, socket.toString());
+    } finally {
+      k.lock.unlock();
+    }
+    long begun;
+    k.lock.lock();
+    try {
+      begun = incarnation;
+    } finally {
+      k.lock.unlock();
+    }
+    boolean again;
+    try {
+      registerNow(socket, begun);
+    } finally {
+      k.lock.lock();
+      try {
+        watcherInFlight.remove(socket);
+        again = watcherPending.remove(socket) && !k.closed;
+      } finally {
+        k.lock.unlock();
+      }
+    }
+    if (again && SocketFiles.isSocket(socket)) {
+      register(socket);
+    }
+  }
+
+  private void registerNow(Path socket, long begun) {
+    ManagedChannel channel = k.transport.channel(socket);
+    k.allChannels.add(channel);
+    try {
+      boolean ready;
+      try {
+        ready = UdsTransport.awaitReady(channel, FakeKubelet.DIAL_TIMEOUT);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (!ready) {
+        k.recordUnlocked(
+            Kind.REGISTER,
+            "",
+            Outcome.FAILED,
+            "RegisterPlugin error -- dial failed at socket " + socket + ", err: timed out");
+        return;
+      }
+      var stub = RegistrationGrpc.newBlockingStub(channel);
+      PluginInfo info;
+      try {
+        info =
+            stub.withDeadlineAfter(FakeKubelet.GET_INFO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                .getInfo(InfoRequest.getDefaultInstance());
+      } catch (StatusRuntimeException e) {
+        k.recordUnlocked(
+            Kind.GET_INFO,
+            "",
+            Outcome.FAILED,
+            "RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket "
+                + socket
+                + ", err: "
+                + FakeKubelet.describe(e.getStatus()));
+        return;
+      }
+      String name = info.getName();
+      k.recordUnlocked(
+          Kind.GET_INFO,
+          name,
+          Outcome.OK,
+          "type="
+              + info.getType()
+              + " name="
+              + name
+              + " endpoint="
+              + (info.getEndpoint().isEmpty() ? "(this socket)" : info.getEndpoint())
+              + " supported_versions="
+              + ResourceNames.goList(info.getSupportedVersionsList()));
+      if (info.getType().equals("CSIPlugin") || info.getType().equals("DRAPlugin")) {
+        k.recordUnlocked(
+            Kind.REGISTER,
+            name,
+            Outcome.INFO,
+            "ignored: a " + info.getType() + " is not handled by the device manager");
+        return;
+      }
+      if (!info.getType().equals("DevicePlugin")) {
+        String err =
+            "RegisterPlugin error -- no handler registered for plugin type: "
+                + info.getType()
+                + " at socket "
+                + socket;
+        notifyPlugin(stub, name, false, err);
+        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        return;
+      }
+      Path endpoint =
+          info.getEndpoint().isEmpty() ? socket : Path.of(info.getEndpoint()).toAbsolutePath();
+      String version =
+          info.getSupportedVersionsList().stream()
+              .filter(k.supportedVersions::contains)
+              .findFirst()
+              .orElse(null);
+      String validation = null;
+      if (version == null) {
+        validation =
+            "manager version, "
+                + (k.supportedVersions.size() == 1
+                    ? k.supportedVersions.get(0)
+                    : ResourceNames.goList(k.supportedVersions))
+                + ", is not among plugin supported versions "
+                + ResourceNames.goList(info.getSupportedVersionsList());
+      } else if (!ResourceNames.isExtendedResourceName(name)) {
+        validation =
+            "invalid name of device plugin socket: " + ResourceNames.invalidNameError(name);
+      }
+      if (validation != null) {
+        String err = "RegisterPlugin error -- plugin validation failed with err: " + validation;
+        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        notifyPlugin(stub, name, false, err);
+        return;
+      }
+      if (!stillCurrent(begun, name, socket)) {
+        return;
+      }
+      try {
+        k.connect(name, endpoint, Registration.Mode.PLUGIN_WATCHER, version, socket);
+      } catch (ConnectException e) {
+        String err =
+            "RegisterPlugin error -- plugin registration failed with err: " + e.getMessage();
+        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        notifyPlugin(stub, name, false, err);
+        return;
+      }
+      if (!stillCurrent(begun, name, socket)) {
+        dropStaleConnection(name, socket);
+        return;
+      }
+      boolean removedMeanwhile;
+      k.lock.lock();
+      try {
+        watcherPlugins.put(socket, name);
+        k.record(
+            Kind.REGISTER,
+            name,
+            Outcome.OK,
+            "plugin watcher: socket=" + socket + " endpoint=" + endpoint + " version=" + version);
+        removedMeanwhile = removedWhileInFlight.remove(socket);
+      } finally {
+        k.lock.unlock();
+      }
+      notifyPlugin(stub, name, true, "");
+      if (removedMeanwhile) {
+        // The socket vanished while it was being registered: deregister it now, as the kubelet's
+        // reconciler does once the registration operation has finished.
+        removed(socket);
+      }
+    } finally {
+      channel.shutdownNow();
+    }
+  }
+
+  /** Undoes the connection an abandoned registration made (the restart already dropped others). */
+  private void dropStaleConnection(String name, Path socket) {
+    k.lock.lock();
+    try {
+      ResourceState rs = k.resources.get(name);
+      if (rs != null
+          && rs.endpoint != null
+          && !rs.endpoint.stopped
+          && socket.equals(rs.endpoint.registrySocket)) {
+        k.disconnectLocked(rs, rs.endpoint, "registration abandoned: the kubelet restarted");
+      }
+    } finally {
+      k.lock.unlock();
+    }
+  }
+
+  private void notifyPlugin(
+      RegistrationGrpc.RegistrationBlockingStub stub,
+      String name,
+      boolean registered,
+      String error) {
+    try {
+      stub.withDeadlineAfter(FakeKubelet.NOTIFY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .notifyRegistrationStatus(
+              RegistrationStatus.newBuilder()
+                  .setPluginRegistered(registered)
+                  .setError(error)
+                  .build());
+      k.recordUnlocked(
+          Kind.NOTIFY_REGISTRATION_STATUS,
+          name,
+          Outcome.OK,
+          "plugin_registered=" + registered + (error.isEmpty() ? "" : " error=" + error));
+    } catch (StatusRuntimeException e) {
+      k.recordUnlocked(
+          Kind.NOTIFY_REGISTRATION_STATUS,
+          name,
+          Outcome.FAILED,
+          "plugin_registered=" + registered + ": " + FakeKubelet.describe(e.getStatus()));
+    }
+  }
+
+  void removed(Path socket) {
+    k.lock.lock();
+    try {
+      String resource = watcherPlugins.remove(socket);
+      if (resource == null && watcherInFlight.contains(socket)) {
+        removedWhileInFlight.add(socket);
+        k.record(
+            Kind.DEREGISTER,
+            "",
+            Outcome.INFO,
+            "registry socket removed while being registered: " + socket);
+        return;
+      }
+      if (resource == null || k.closed) {
+        return;
+      }
+      ResourceState rs = k.resources.get(resource);
+      k.record(Kind.DEREGISTER, resource, Outcome.INFO, "registry socket removed: " + socket);
+      if (rs != null
+          && rs.endpoint != null
+          && !rs.endpoint.stopped
+          && socket.equals(rs.endpoint.registrySocket)) {
+        k.disconnectLocked(rs, rs.endpoint, "deregistered (registry socket removed)");
+      }
+    } finally {
+      k.lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,214 @@
+package io.github.deviceplugin4j.testkit.cli;
+
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Check;
+import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Result;
+import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Verdict;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** {@code fake-kubelet conform}: runs the conformance suite against a plugin process. */
+final class ConformCommand {
+  static final String HELP =
+      """
+      fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
+                           [--register-timeout-seconds N] [--checks ID,...] [--verbose]
+                           -- COMMAND [ARG...]
+
+        Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
+        DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
+        plugin watcher), replacing {dir} and {registry} in its arguments, and runs the checks:
+      %s
+        Prints a report; writes JUnit XML with --junit-xml; exits 0 when every check passed,
+        1 when one failed, 2 on a usage error. --verbose echoes the plugin's output and prints
+        the kubelet's event log. The process gets SIGTERM at the end: start the plugin with exec
+        in a wrapper script so the signal reaches it.
+      """;
+
+  static String checkList() {
+    StringBuilder b = new StringBuilder();
+    for (Check c : Check.values()) {
+      b.append(String.format("    %-28s %s%n", c.id, c.title));
+    }
+    return b.toString();
+  }
+
+  private final PrintStream out;
+
+  ConformCommand(PrintStream out) {
+    this.out = out;
+  }
+
+  int run(List<String> argv) throws IOException {
+    Args a =
+        Args.parse(
+            argv,
+            Set.of(
+                "--dir",
+                "--registry",
+                "--resource",
+                "--junit-xml",
+                "--register-timeout-seconds",
+                "--checks"),
+            Set.of("--verbose"));
+    if (a.command.isEmpty()) {
+      throw new Args.UsageException("conform needs the plugin command after --");
+    }
+    Set<Check> selected = EnumSet.allOf(Check.class);
+    if (a.get("--checks") != null) {
+      selected = EnumSet.noneOf(Check.class);
+      for (String id : a.get("--checks").split(",")) {
+        Check c =
+            Check.byId(id.trim())
+                .orElseThrow(
+                    () ->
+                        new Args.UsageException(
+                            "unknown check " + id + "; checks:\n" + checkList()));
+        selected.add(c);
+      }
+    }
+    boolean verbose = a.flag("--verbose");
+    Path tempRoot = null;
+    Path dir;
+    if (a.get("--dir") != null) {
+      dir = Path.of(a.get("--dir")).toAbsolutePath();
+    } else {
+      tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
+      dir = tempRoot.resolve("dp");
+    }
+    Optional<Path> registry =
+        Optional.ofNullable(a.get("--registry")).map(p -> Path.of(p).toAbsolutePath());
+    List<String> command = new ArrayList<>();
+    for (String s : a.command) {
+      command.add(
+          s.replace("{dir}", dir.toString())
+              .replace("{registry}", registry.map(Path::toString).orElse("")));
+    }
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("DEVICE_PLUGIN_DIR", dir.toString());
+    registry.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
+
+    FakeKubelet.Builder b = FakeKubelet.builder().pluginDir(dir);
+    registry.ifPresent(b::registryDir);
+    Instant started = Instant.now();
+    List<Result> results;
+    String eventLog;
+    List<String> pluginOutput;
+    String resource;
+    try (FakeKubelet kubelet = b.start()) {
+      PluginProcess plugin = PluginProcess.start(command, env, verbose ? out : null);
+      try {
+        ConformanceSuite suite =
+            new ConformanceSuite(
+                kubelet,
+                plugin,
+                Optional.ofNullable(a.get("--resource")),
+                Duration.ofSeconds(a.number("--register-timeout-seconds", 10)),
+                selected);
+        results = suite.run();
+        resource = suite.resource();
+      } finally {
+        plugin.close(); // SIGTERM, then SIGKILL after 5 s
+      }
+      eventLog = kubelet.eventLog();
+      pluginOutput = plugin.outputTail(40);
+    } finally {
+      if (tempRoot != null) {
+        deleteTree(tempRoot);
+      }
+    }
+    Duration total = Duration.between(started, Instant.now());
+    boolean failed = results.stream().anyMatch(r -> r.verdict() == Verdict.FAIL);
+    printReport(
+        command, dir, registry, resource, results, total, failed, eventLog, pluginOutput, verbose);
+    if (a.get("--junit-xml") != null) {
+      Path xml = Path.of(a.get("--junit-xml"));
+      if (xml.getParent() != null) {
+        Files.createDirectories(xml.getParent());
+      }
+      Files.writeString(
+          xml,
+          JunitXml.write(resource, command, results, total, eventLog, pluginOutput),
+          StandardCharsets.UTF_8);
+      out.println("JUnit XML: " + xml.toAbsolutePath());
+    }
+    return failed ? 1 : 0;
+  }
+
+  private void printReport(
+      List<String> command,
+      Path dir,
+      Optional<Path> registry,
+      String resource,
+      List<Result> results,
+      Duration total,
+      boolean failed,
+      String eventLog,
+      List<String> pluginOutput,
+      boolean verbose) {
+    out.println("Device plugin conformance (deviceplugin4j fake kubelet)");
+    out.println("  plugin command:   " + abbreviate(command));
+    out.println("  plugin directory: " + dir);
+    registry.ifPresent(r -> out.println("  registry:         " + r + " (plugin watcher)"));
+    out.println("  resource:         " + (resource == null ? "(none registered)" : resource));
+    out.println();
+    for (Result r : results) {
+      out.printf("  %-4s  %-28s %6d ms  %s%n", r.verdict(), r.check().id, r.millis(), r.message());
+    }
+    long pass = results.stream().filter(r -> r.verdict() == Verdict.PASS).count();
+    long fail = results.stream().filter(r -> r.verdict() == Verdict.FAIL).count();
+    long skip = results.stream().filter(r -> r.verdict() == Verdict.SKIP).count();
+    out.println();
+    out.printf(
+        "Conformance %s: %d checks, %d passed, %d failed, %d skipped, in %.1f s%n",
+        failed ? "FAILED" : "PASSED", results.size(), pass, fail, skip, total.toMillis() / 1000.0);
+    if (failed && !pluginOutput.isEmpty()) {
+      out.println();
+      out.println("Last lines of the plugin's output:");
+      pluginOutput.forEach(l -> out.println("  | " + l));
+    }
+    if (failed || verbose) {
+      out.println();
+      out.println(
+          eventLog.lines().map(l -> "  " + l).collect(Collectors.joining(System.lineSeparator())));
+    }
+  }
+
+  /** Long arguments (class paths) shortened so the report stays readable. */
+  static String abbreviate(List<String> command) {
+    List<String> parts = new ArrayList<>();
+    for (String s : command) {
+      parts.add(s.length() <= 100 ? s : s.substring(0, 60) + "...(" + s.length() + " chars)");
+    }
+    return String.join(" ", parts);
+  }
+
+  private static void deleteTree(Path root) {
+    try (var walk = Files.walk(root)) {
+      walk.sorted(java.util.Comparator.reverseOrder())
+          .forEach(
+              p -> {
+                try {
+                  Files.deleteIfExists(p);
+                } catch (IOException e) {
+                  // best effort
+                }
+              });
+    } catch (IOException e) {
+      // best effort
+    }
+  }
+}

@@ -1,0 +1,147 @@
+package io.github.deviceplugin4j.testkit.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The kubelet's plugin watcher: watches a directory (and its subdirectories) for socket files and
+ * reports each new socket and each removed path. Names starting with '.' are ignored, as in the
+ * kubelet. Existing sockets are reported on start.
+ */
+public final class RegistryWatcher implements AutoCloseable {
+  private final Path dir;
+  private final Consumer<Path> onSocketCreated;
+  private final Consumer<Path> onRemoved;
+  private final Map<WatchKey, Path> keys = new HashMap<>();
+  private WatchService service;
+  private Thread thread;
+
+  /**
+   * Creates the watcher; {@link #start()} begins watching.
+   *
+   * @param dir the registry directory (created if missing)
+   * @param onSocketCreated called with each new socket (on the watcher thread: hand off work)
+   * @param onRemoved called with each removed path
+   */
+  public RegistryWatcher(Path dir, Consumer<Path> onSocketCreated, Consumer<Path> onRemoved) {
+    this.dir = dir;
+    this.onSocketCreated = onSocketCreated;
+    this.onRemoved = onRemoved;
+  }
+
+  /** Creates the directory, reports existing sockets, and starts the watcher thread. */
+  public void start() {
+    try {
+      Files.createDirectories(dir);
+      service = dir.getFileSystem().newWatchService();
+      traverse(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot watch the plugins registry " + dir, e);
+    }
+    thread = new Thread(this::run, "fake-kubelet-plugin-watcher");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private void traverse(Path d) throws IOException {
+    keys.put(
+        d.register(
+            service, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE),
+        d);
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(d)) {
+      for (Path p : entries) {
+        handleCreate(p);
+      }
+    }
+  }
+
+  private void handleCreate(Path p) throws IOException {
+    if (p.getFileName().toString().startsWith(".")) {
+      return;
+    }
+    if (Files.isDirectory(p)) {
+      traverse(p);
+    } else if (SocketFiles.isSocket(p)) {
+      onSocketCreated.accept(p);
+    }
+  }
+
+  private void run() {
+    try {
+      while (true) {
+        WatchKey key = service.take();
+        Path base = keys.get(key);
+        for (WatchEvent<?> event : key.pollEvents()) {
+          if (event.kind() == StandardWatchEventKinds.OVERFLOW) {
+            rescan();
+            continue;
+          }
+          if (base == null) {
+            continue;
+          }
+          Path p = base.resolve((Path) event.context());
+          try {
+            if (event.kind() == StandardWatchEventKinds.ENTRY_CREATE) {
+              handleCreate(p);
+            } else {
+              onRemoved.accept(p);
+            }
+          } catch (IOException | RuntimeException e) {
+            // A file that vanished between the event and the stat: nothing to do.
+          }
+        }
+        if (!key.reset()) {
+          keys.remove(key);
+        }
+      }
+    } catch (InterruptedException | ClosedWatchServiceException e) {
+      // closed
+    }
+  }
+
+  private void rescan() {
+    try {
+      traverse(dir);
+    } catch (IOException e) {
+      // the directory is gone; nothing to report
+    }
+  }
+
+  /**
+   * Whether the watcher thread is alive.
+   *
+   * @return true while watching
+   */
+  public boolean isAlive() {
+    return thread != null && thread.isAlive();
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (service != null) {
+        service.close();
+      }
+    } catch (IOException e) {
+      // ignore
+    }
+    if (thread != null) {
+      try {
+        thread.join(5000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

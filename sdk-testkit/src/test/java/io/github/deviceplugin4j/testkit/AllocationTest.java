@@ -1,0 +1,332 @@
+package io.github.deviceplugin4j.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationResponse;
+import io.github.deviceplugin4j.api.v1beta1.DeviceSpec;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
+import io.github.deviceplugin4j.testkit.AllocationException.Reason;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
+import io.grpc.Status;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AllocationTest {
+  static final Duration WAIT = Duration.ofSeconds(5);
+  static final String RES = "example.com/foo";
+
+  @TempDir Path dir;
+  FakeKubelet kubelet;
+  TestPlugin plugin;
+
+  void start(boolean preStart, boolean preferred) {
+    start(preStart, preferred, true);
+  }
+
+  void start(boolean preStart, boolean preferred, boolean strict) {
+    kubelet = FakeKubelet.builder().pluginDir(dir).strictPreferredAllocation(strict).start();
+    plugin = new TestPlugin(RES, dir.resolve("foo.sock")).devices(TestPlugin.healthyDevices(4));
+    plugin.options(preStart, preferred).start().register(kubelet.kubeletSocket());
+    kubelet.awaitDevices(RES, l -> l.size() == 4, WAIT);
+  }
+
+  @AfterEach
+  void stop() {
+    plugin.close();
+    kubelet.close();
+  }
+
+  @Test
+  void allocatesHealthyUnallocatedDevicesAndReturnsTheResponse() throws Exception {
+    start(false, false);
+    Allocation a = kubelet.allocate(RES, 2);
+    assertThat(a.deviceIds()).containsExactly("dev-0", "dev-1");
+    assertThat(a.resourceName()).isEqualTo(RES);
+    assertThat(a.containerName()).isEqualTo("main");
+    assertThat(a.envs()).containsEntry("TEST_DEVICES", "dev-0,dev-1");
+    assertThat(a.devices())
+        .containsExactly(
+            new io.github.deviceplugin4j.testkit.DeviceSpec("/dev/dev-0", "/dev/dev-0", "rw"),
+            new io.github.deviceplugin4j.testkit.DeviceSpec("/dev/dev-1", "/dev/dev-1", "rw"));
+    assertThat(a.mounts()).containsExactly(new MountSpec("/usr/local/test", "/opt/test/lib", true));
+    assertThat(a.annotations()).containsEntry("example.com/devices", "dev-0,dev-1");
+    assertThat(a.cdiDevices()).containsExactly("example.com/test=dev-0", "example.com/test=dev-1");
+    assertThat(a.problems()).isEmpty();
+    // Exactly one container request per Allocate call.
+    assertThat(plugin.allocations.poll(1, TimeUnit.SECONDS).getContainerRequestsCount())
+        .isEqualTo(1);
+    // Allocated devices are not chosen again; unhealthy ones never.
+    plugin.update(
+        List.of(
+            TestPlugin.device("dev-0", "Healthy", 0),
+            TestPlugin.device("dev-1", "Healthy", 1),
+            TestPlugin.device("dev-2", "Unhealthy", 0),
+            TestPlugin.device("dev-3", "Healthy", 1)));
+    kubelet.awaitDevices(RES, l -> !l.get(2).healthy(), WAIT);
+    assertThat(kubelet.allocate(RES, 1).deviceIds()).containsExactly("dev-3");
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(Reason.NOT_ALLOCATABLE);
+              assertThat(e.description())
+                  .isEqualTo(
+                      "requested number of devices unavailable for example.com/foo."
+                          + " Requested: 1, Available: 0");
+            });
+    kubelet.release(a.podUid());
+    assertThat(kubelet.allocate(RES, 2).deviceIds()).containsExactly("dev-0", "dev-1");
+    assertThat(kubelet.allocations()).hasSize(2);
+  }
+
+  @Test
+  void refusesUnknownResourcesAndResourcesWithoutHealthyDevices() {
+    start(false, false);
+    assertThatThrownBy(() -> kubelet.allocate("example.com/nope", 1))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+              assertThat(e.getMessage())
+                  .isEqualTo(
+                      "kubelet refused the allocation: cannot allocate unregistered device"
+                          + " example.com/nope");
+            });
+    kubelet.dropConnection(RES);
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
+        .hasMessageContaining("no healthy devices present; cannot allocate unhealthy devices");
+  }
+
+  @Test
+  void explicitIdsAreSentAsGivenAndThePluginsRefusalIsReported() {
+    start(false, false);
+    assertThat(kubelet.allocate(RES, "dev-3", "dev-1").deviceIds())
+        .containsExactly("dev-3", "dev-1");
+    assertThatThrownBy(() -> kubelet.allocate(RES, "no-such-device"))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(Reason.RPC_FAILED);
+              assertThat(e.rpc()).isEqualTo("Allocate");
+              assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+              assertThat(e.description()).contains("unknown device no-such-device");
+            });
+  }
+
+  @Test
+  void anEmptyContainerResponsesIsAnError() {
+    start(false, false);
+    plugin.allocateAnswer(r -> AllocateResponse.getDefaultInstance());
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(Reason.INVALID_RESPONSE);
+              assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
+              assertThat(e.description()).startsWith("no containers return in allocation response");
+            });
+    // A failed allocation holds no devices.
+    assertThat(kubelet.allocations()).isEmpty();
+  }
+
+  @Test
+  void moreThanOneContainerResponseIsAnErrorWhenStrict() {
+    start(false, false);
+    plugin.allocateAnswer(
+        r ->
+            AllocateResponse.newBuilder()
+                .addContainerResponses(ContainerAllocateResponse.getDefaultInstance())
+                .addContainerResponses(ContainerAllocateResponse.getDefaultInstance())
+                .build());
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
+        .hasMessageContaining("container_responses has 2 entries for one container request");
+  }
+
+  @Test
+  void malformedResponsesAreReportedByProblems() {
+    start(false, false);
+    plugin.allocateAnswer(
+        r ->
+            AllocateResponse.newBuilder()
+                .addContainerResponses(
+                    ContainerAllocateResponse.newBuilder()
+                        .putEnvs("1BAD=", "x")
+                        .addDevices(
+                            DeviceSpec.newBuilder()
+                                .setHostPath("dev/x")
+                                .setContainerPath("/dev/x")
+                                .setPermissions("rx"))
+                        .addCdiDevices(
+                            io.github.deviceplugin4j.api.v1beta1.CDIDevice.newBuilder()
+                                .setName("not-qualified")))
+                .build());
+    Allocation a = kubelet.allocate(RES, 1);
+    assertThat(a.problems())
+        .hasSize(4)
+        .anyMatch(p -> p.contains("env name \"1BAD=\""))
+        .anyMatch(p -> p.contains("device host_path \"dev/x\" is not an absolute path"))
+        .anyMatch(p -> p.contains("permissions \"rx\""))
+        .anyMatch(p -> p.contains("CDI device \"not-qualified\""));
+  }
+
+  @Test
+  void asksForAPreferredAllocationWhenAdvertisedAndUsesIt() {
+    start(false, true);
+    AtomicReference<PreferredAllocationRequest> seen = new AtomicReference<>();
+    plugin.preferredAnswer(
+        r -> {
+          seen.set(r);
+          return PreferredAllocationResponse.newBuilder()
+              .addContainerResponses(
+                  ContainerPreferredAllocationResponse.newBuilder()
+                      .addDeviceIDs("dev-3")
+                      .addDeviceIDs("dev-2"))
+              .build();
+        });
+    assertThat(kubelet.allocate(RES, 2).deviceIds()).containsExactly("dev-3", "dev-2");
+    ContainerPreferredAllocationRequest c = seen.get().getContainerRequests(0);
+    assertThat(seen.get().getContainerRequestsCount()).isEqualTo(1);
+    assertThat(c.getAvailableDeviceIDsList()).containsExactly("dev-0", "dev-1", "dev-2", "dev-3");
+    assertThat(c.getMustIncludeDeviceIDsList()).isEmpty();
+    assertThat(c.getAllocationSize()).isEqualTo(2);
+    // Explicit IDs skip GetPreferredAllocation, like a kubelet that has nothing to choose.
+    seen.set(null);
+    kubelet.allocate(RES, "dev-0");
+    assertThat(seen.get()).isNull();
+  }
+
+  @Test
+  void aPreferredAnswerOutsideTheAvailableSetFailsWhenStrict() {
+    start(false, true);
+    kubelet.allocate(RES, "dev-0");
+    plugin.preferredAnswer(r -> preferred("dev-0", "dev-1"));
+    assertThatThrownBy(() -> kubelet.allocate(RES, 2))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(Reason.INVALID_RESPONSE);
+              assertThat(e.rpc()).isEqualTo("GetPreferredAllocation");
+              assertThat(e.description())
+                  .contains("device \"dev-0\" is not in available_deviceIDs [dev-1 dev-2 dev-3]");
+            });
+  }
+
+  @Test
+  void aPreferredAnswerOfTheWrongSizeFailsWhenStrict() {
+    start(false, true);
+    plugin.preferredAnswer(r -> preferred("dev-1"));
+    assertThatThrownBy(() -> kubelet.allocate(RES, 2))
+        .hasMessageContaining("it prefers 1 devices but allocation_size is 2");
+  }
+
+  @Test
+  void aPreferredAnswerWithoutAMustIncludeDeviceFailsWhenStrict() {
+    start(false, true);
+    AtomicReference<PreferredAllocationRequest> seen = new AtomicReference<>();
+    plugin.preferredAnswer(
+        r -> {
+          seen.set(r);
+          return preferred("dev-2", "dev-3");
+        });
+    assertThatThrownBy(() -> kubelet.allocate(PodRequest.count(RES, 2).withMustInclude("dev-0")))
+        .hasMessageContaining("must-include device \"dev-0\" is missing");
+    ContainerPreferredAllocationRequest c = seen.get().getContainerRequests(0);
+    assertThat(c.getMustIncludeDeviceIDsList()).containsExactly("dev-0");
+    assertThat(c.getAvailableDeviceIDsList()).contains("dev-0");
+    // A correct answer that includes it works.
+    plugin.preferredAnswer(r -> preferred("dev-0", "dev-3"));
+    assertThat(kubelet.allocate(PodRequest.count(RES, 2).withMustInclude("dev-0")).deviceIds())
+        .containsExactly("dev-0", "dev-3");
+  }
+
+  @Test
+  void whenLenientABadPreferredAnswerIsRepairedLikeTheKubeletDoes() {
+    start(false, true, false);
+    kubelet.allocate(RES, "dev-0");
+    plugin.preferredAnswer(r -> preferred("dev-0", "dev-3", "dev-9"));
+    Allocation a = kubelet.allocate(RES, 2);
+    // dev-0 is taken and dev-9 unknown: the kubelet keeps dev-3 and fills up from available.
+    assertThat(a.deviceIds()).containsExactly("dev-3", "dev-1");
+    assertThat(kubelet.events())
+        .anyMatch(
+            e ->
+                e.kind() == Kind.GET_PREFERRED_ALLOCATION
+                    && e.outcome() == KubeletEvent.Outcome.INFO
+                    && e.detail().contains("not in available_deviceIDs"));
+  }
+
+  @Test
+  void callsPreStartContainerWhenRequired() throws Exception {
+    start(true, false);
+    Allocation a = kubelet.allocate(RES, 2);
+    assertThat(plugin.preStarts.poll(1, TimeUnit.SECONDS).getDevicesIdsList())
+        .containsExactlyElementsOf(a.deviceIds());
+    assertThat(kubelet.events()).anyMatch(e -> e.kind() == Kind.PRE_START_CONTAINER);
+  }
+
+  @Test
+  void doesNotCallPreStartContainerWhenNotRequired() {
+    start(false, false);
+    kubelet.allocate(RES, 1);
+    assertThat(plugin.preStarts).isEmpty();
+  }
+
+  @Test
+  void theSameContainerGetsItsDevicesAgainWithoutRpcs() {
+    start(false, false);
+    PodRequest r = PodRequest.count(RES, 2);
+    Allocation first = kubelet.allocate(r);
+    plugin.allocations.clear();
+    assertThat(kubelet.allocate(r)).isEqualTo(first);
+    assertThat(plugin.allocations).isEmpty();
+    assertThatThrownBy(
+            () ->
+                kubelet.allocate(
+                    PodRequest.count(RES, 1).withPod(r.namespace(), r.podName(), r.podUid())))
+        .hasMessageContaining("changed request for resource \"example.com/foo\" from 2 to 1");
+  }
+
+  @Test
+  void releasesOneContainerOfAPod() {
+    start(false, false);
+    PodRequest main = PodRequest.count(RES, 1);
+    kubelet.allocate(main);
+    kubelet.allocate(main.withContainer("side"));
+    assertThat(kubelet.allocations()).hasSize(2);
+    kubelet.release(main.podUid(), "side");
+    assertThat(kubelet.allocations())
+        .singleElement()
+        .extracting(Allocation::containerName)
+        .isEqualTo("main");
+    assertThat(kubelet.allocate(RES, 3).deviceIds()).doesNotContain("dev-0");
+    assertThatThrownBy(() -> kubelet.release(main.podUid(), "side"))
+        .hasMessageContaining("no allocation for container side");
+  }
+
+  @Test
+  void releasingAnUnknownPodIsAMistake() {
+    start(false, false);
+    assertThatThrownBy(() -> kubelet.release("nope"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("no allocation for pod UID nope");
+  }
+
+  private static PreferredAllocationResponse preferred(String... ids) {
+    return PreferredAllocationResponse.newBuilder()
+        .addContainerResponses(
+            ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(List.of(ids)))
+        .build();
+  }
+}

@@ -1,0 +1,229 @@
+package io.github.deviceplugin4j.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class LegacyRegistrationTest {
+  static final Duration WAIT = Duration.ofSeconds(5);
+  static final String RES = "example.com/foo";
+
+  @TempDir Path dir;
+  FakeKubelet kubelet;
+  TestPlugin plugin;
+
+  @BeforeEach
+  void start() {
+    kubelet = FakeKubelet.start(dir);
+    plugin = new TestPlugin(RES, dir.resolve("foo.sock")).devices(TestPlugin.healthyDevices(3));
+  }
+
+  @AfterEach
+  void stop() {
+    plugin.close();
+    kubelet.close();
+    assertThat(kubelet.verifyClosed()).isEmpty();
+  }
+
+  @Test
+  void registersAndReceivesTheDeviceList() {
+    plugin.options(true, true).start().register(kubelet.kubeletSocket());
+
+    Registration r = kubelet.awaitRegistration(RES, WAIT);
+    assertThat(r.endpoint()).isEqualTo(dir.resolve("foo.sock").toString());
+    assertThat(r.version()).isEqualTo("v1beta1");
+    assertThat(r.mode()).isEqualTo(Registration.Mode.LEGACY);
+    assertThat(r.preStartRequired()).isTrue();
+    assertThat(r.preferredAllocationAvailable()).isTrue();
+    List<DeviceState> list = kubelet.awaitDevices(RES, l -> l.size() == 3, WAIT);
+    assertThat(list).extracting(DeviceState::id).containsExactly("dev-0", "dev-1", "dev-2");
+    assertThat(list.get(1).numaNodes()).containsExactly(1L);
+    assertThat(kubelet.capacity(RES)).isEqualTo(3);
+    assertThat(kubelet.allocatable(RES)).isEqualTo(3);
+    assertThat(kubelet.registration(RES)).contains(r);
+    assertThat(kubelet.connectedResources()).containsExactly(RES);
+    assertThat(kubelet.registerAttempts())
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.accepted()).isTrue();
+              assertThat(a.endpoint()).isEqualTo("foo.sock");
+              assertThat(a.optionsSet()).isTrue();
+            });
+  }
+
+  @Test
+  void startCreatesTheDirectoryTheKubeletSocketAndTheDeprecationFile() {
+    assertThat(kubelet.kubeletSocket()).isEqualTo(dir.resolve("kubelet.sock"));
+    assertThat(Files.exists(dir.resolve("kubelet.sock"))).isTrue();
+    assertThat(Files.isRegularFile(dir.resolve("DEPRECATION"))).isTrue();
+    assertThat(kubelet.events()).first().extracting(KubeletEvent::kind).isEqualTo(Kind.START);
+  }
+
+  @Test
+  void rejectsAnUnsupportedVersionWithTheKubeletsText() {
+    plugin.start();
+    assertThatThrownBy(() -> plugin.register(kubelet.kubeletSocket(), "v1alpha1", RES, "foo.sock"))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+              assertThat(e.getStatus().getDescription())
+                  .isEqualTo(
+                      "requested API version \"v1alpha1\" is not supported by kubelet."
+                          + " Supported version is [\"v1beta1\"]");
+            });
+    assertThat(kubelet.registrations()).isEmpty();
+    assertThat(kubelet.registerAttempts())
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.accepted()).isFalse();
+              assertThat(a.version()).isEqualTo("v1alpha1");
+            });
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "no-domain",
+        "kubernetes.io/foo",
+        "sub.kubernetes.io/foo",
+        "requests.example.com/x",
+        "Example.com/foo",
+        "example.com/-bad",
+        "example.com/a/b",
+        "example.com/a234567890123456789012345678901234567890123456789012345678901234",
+        "/foo",
+        "example.com/"
+      })
+  void rejectsAnInvalidResourceName(String name) {
+    plugin.start();
+    assertThatThrownBy(() -> plugin.register(kubelet.kubeletSocket(), "v1beta1", name, "foo.sock"))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+              assertThat(e.getStatus().getDescription())
+                  .isEqualTo("the ResourceName \"" + name + "\" is invalid");
+            });
+    assertThat(kubelet.registrations()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "example.com/ok_name.1",
+        "example.com/a23456789012345678901234567890123456789012345678901234567890123",
+        "a.b-c.example/GPU"
+      })
+  void acceptsAValidResourceName(String name) {
+    plugin.start();
+    plugin.register(kubelet.kubeletSocket(), "v1beta1", name, "foo.sock");
+    assertThat(kubelet.awaitRegistration(name, WAIT).resourceName()).isEqualTo(name);
+  }
+
+  @Test
+  void joinsAnAbsoluteEndpointToThePluginDirectoryLikeGo() {
+    Path sub = dir.resolve("sub");
+    TestPlugin nested = new TestPlugin(RES, sub.resolve("p.sock")).start();
+    try {
+      // "/sub/p.sock" joined to the plugin directory is dir/sub/p.sock, not /sub/p.sock.
+      nested.register(kubelet.kubeletSocket(), "v1beta1", RES, "/sub/p.sock");
+      assertThat(kubelet.awaitRegistration(RES, WAIT).endpoint())
+          .isEqualTo(sub.resolve("p.sock").toString());
+    } finally {
+      nested.close();
+    }
+  }
+
+  @Test
+  void anEndpointThatDoesNotServeFailsAfterTheDialTimeout() {
+    // Nothing serves missing.sock: the kubelet dials for 10 s, then answers with an error.
+    long t0 = System.nanoTime();
+    assertThatThrownBy(
+            () -> plugin.register(kubelet.kubeletSocket(), "v1beta1", RES, "missing.sock"))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e ->
+                assertThat(e.getStatus().getDescription())
+                    .startsWith("failed to dial device plugin"));
+    assertThat(Duration.ofNanos(System.nanoTime() - t0))
+        .isGreaterThanOrEqualTo(Duration.ofSeconds(9));
+    assertThat(kubelet.events())
+        .anyMatch(e -> e.kind() == Kind.ENDPOINT_NOT_READY && e.resource().equals(RES));
+  }
+
+  @Test
+  void registeringBeforeServingIsRecordedButTheDialKeepsTrying() throws Exception {
+    Thread late =
+        new Thread(
+            () -> {
+              // Serve once the kubelet has noticed the endpoint is not ready.
+              kubelet.awaitEvent(e -> e.kind() == Kind.ENDPOINT_NOT_READY, WAIT);
+              plugin.start();
+            });
+    late.start();
+    plugin.register(kubelet.kubeletSocket());
+    late.join();
+    assertThat(kubelet.registration(RES)).isPresent();
+    assertThat(kubelet.events()).anyMatch(e -> e.kind() == Kind.ENDPOINT_NOT_READY);
+  }
+
+  @Test
+  void failingGetDevicePluginOptionsFailsTheRegistration() {
+    plugin
+        .optionsAnswer(
+            e -> {
+              throw Status.UNIMPLEMENTED.withDescription("no options").asRuntimeException();
+            })
+        .start();
+    assertThatThrownBy(() -> plugin.register(kubelet.kubeletSocket()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e ->
+                assertThat(e.getStatus().getDescription())
+                    .isEqualTo("failed to get device plugin options: UNIMPLEMENTED: no options"));
+    assertThat(kubelet.registrations()).isEmpty();
+  }
+
+  @Test
+  void aSecondRegistrationReplacesTheFirstAndClosesItsConnection() {
+    plugin.start().register(kubelet.kubeletSocket());
+    kubelet.awaitDevices(RES, l -> l.size() == 3, WAIT);
+    TestPlugin second =
+        new TestPlugin(RES, dir.resolve("foo2.sock")).devices(TestPlugin.healthyDevices(5)).start();
+    try {
+      second.register(kubelet.kubeletSocket());
+      kubelet.awaitDevices(RES, l -> l.size() == 5, WAIT);
+      assertThat(kubelet.registration(RES).orElseThrow().endpoint())
+          .isEqualTo(dir.resolve("foo2.sock").toString());
+      assertThat(kubelet.registrations()).hasSize(2);
+      // The old connection is closed: the first plugin's stream ends.
+      kubelet.awaitEvent(
+          e -> e.kind() == Kind.DISCONNECT && e.detail().startsWith("replaced"), WAIT);
+      org.awaitility.Awaitility.await().atMost(WAIT).until(() -> plugin.openStreams() == 0);
+      // Updates from the replaced plugin are ignored.
+      plugin.update(TestPlugin.healthyDevices(1));
+      second.update(TestPlugin.healthyDevices(4));
+      kubelet.awaitDevices(RES, l -> l.size() == 4, WAIT);
+      assertThat(kubelet.allocatable(RES)).isEqualTo(4);
+    } finally {
+      second.close();
+    }
+  }
+}

@@ -1,0 +1,278 @@
+package io.github.deviceplugin4j.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
+import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginOptions;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PluginWatcherTest {
+  static final Duration WAIT = Duration.ofSeconds(5);
+  static final String RES = "example.com/watched";
+
+  @TempDir Path dir;
+
+  private FakeKubelet kubelet(String... versions) {
+    FakeKubelet.Builder b =
+        FakeKubelet.builder().pluginDir(dir.resolve("dp")).registryDir(dir.resolve("reg"));
+    if (versions.length > 0) {
+      b.supportedVersions(versions);
+    }
+    return b.start();
+  }
+
+  private static PluginInfo info(String name, String endpoint, String... versions) {
+    return PluginInfo.newBuilder()
+        .setType("DevicePlugin")
+        .setName(name)
+        .setEndpoint(endpoint)
+        .addAllSupportedVersions(List.of(versions))
+        .build();
+  }
+
+  @Test
+  void registersAPluginFoundInTheRegistryWithAnEmptyEndpoint() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/watched.sock"))
+                .devices(TestPlugin.healthyDevices(2))
+                .options(false, true)
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start()) {
+      Registration r = kubelet.awaitRegistration(RES, WAIT);
+      assertThat(r.mode()).isEqualTo(Registration.Mode.PLUGIN_WATCHER);
+      assertThat(r.endpoint()).isEqualTo(plugin.socket().toString());
+      assertThat(r.version()).isEqualTo("v1beta1");
+      assertThat(r.preferredAllocationAvailable()).isTrue();
+      kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+      RegistrationStatus status = plugin.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status).isNotNull();
+      assertThat(status.getPluginRegistered()).isTrue();
+      assertThat(status.getError()).isEmpty();
+      assertThat(kubelet.allocate(RES, 1).deviceIds()).hasSize(1);
+      assertThat(kubelet.events()).anyMatch(e -> e.kind() == Kind.GET_INFO && !e.failed());
+    }
+  }
+
+  /** A plugin whose first GetDevicePluginOptions blocks until released. */
+  private static TestPlugin blockingFirstOptions(
+      Path socket, CountDownLatch entered, CountDownLatch release) {
+    AtomicInteger calls = new AtomicInteger();
+    return new TestPlugin(RES, socket)
+        .devices(TestPlugin.healthyDevices(1))
+        .pluginInfo(info(RES, "", "v1beta1"))
+        .optionsAnswer(
+            e -> {
+              if (calls.getAndIncrement() == 0) {
+                entered.countDown();
+                try {
+                  release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException ie) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+              return DevicePluginOptions.getDefaultInstance();
+            });
+  }
+
+  @Test
+  void aRegistrationBegunBeforeARestartIsAbandonedAndTheSocketRegisteredAgain() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            blockingFirstOptions(dir.resolve("reg/slow.sock"), entered, release).start()) {
+      assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+      Instant restarted = kubelet.restart();
+      release.countDown();
+
+      kubelet.awaitEvent(
+          e -> e.kind() == Kind.REGISTER && e.detail().startsWith("abandoned"), WAIT);
+      Registration again = kubelet.awaitRegistrationAfter(RES, restarted, WAIT);
+      kubelet.awaitDevices(RES, l -> l.size() == 1 && l.get(0).healthy(), WAIT);
+
+      assertThat(again.at()).isAfterOrEqualTo(restarted);
+      RegistrationStatus status = plugin.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status).isNotNull();
+      assertThat(status.getPluginRegistered()).isTrue();
+      assertThat(plugin.statuses.poll(200, TimeUnit.MILLISECONDS))
+          .as("the old kubelet's attempt must not notify the plugin")
+          .isNull();
+    }
+  }
+
+  @Test
+  void aSocketRemovedDuringItsRegistrationIsDeregisteredOnceItCompletes() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Path socket = dir.resolve("reg/gone.sock");
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin = blockingFirstOptions(socket, entered, release).start()) {
+      assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+      Files.delete(socket);
+      kubelet.awaitEvent(e -> e.detail().contains("removed while being registered"), WAIT);
+      release.countDown();
+
+      kubelet.awaitEvent(e -> e.kind() == Kind.DEREGISTER && e.resource().equals(RES), WAIT);
+      assertThat(kubelet.connectedResources()).doesNotContain(RES);
+    }
+  }
+
+  @Test
+  @SuppressWarnings("try") // resources held open for the test's duration
+  void dialsASeparateEndpointWhenGiven() throws Exception {
+    Path endpoint = dir.resolve("dp/sep.sock");
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin devicePlugin =
+            new TestPlugin(RES, endpoint).devices(TestPlugin.healthyDevices(1)).start();
+        TestPlugin registrar =
+            new TestPlugin(RES, dir.resolve("reg/r.sock"))
+                .pluginInfo(info(RES, endpoint.toString(), "v1beta1"))
+                .start()) {
+      assertThat(kubelet.awaitRegistration(RES, WAIT).endpoint()).isEqualTo(endpoint.toString());
+      kubelet.awaitDevices(RES, l -> l.size() == 1, WAIT);
+      assertThat(registrar.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+    }
+  }
+
+  @Test
+  void refusesAPluginWithoutACommonVersionAndTellsIt() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/old.sock"))
+                .pluginInfo(info(RES, "", "v1alpha1", "v1beta2"))
+                .start()) {
+      RegistrationStatus status = plugin.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status).isNotNull();
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError())
+          .isEqualTo(
+              "RegisterPlugin error -- plugin validation failed with err: manager version,"
+                  + " v1beta1, is not among plugin supported versions [v1alpha1 v1beta2]");
+      assertThat(kubelet.registrations()).isEmpty();
+    }
+  }
+
+  @Test
+  void acceptsWhenAnyOfferedVersionIsSupported() throws Exception {
+    try (FakeKubelet kubelet = kubelet("v1beta2", "v1beta1");
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/new.sock"))
+                .pluginInfo(info(RES, "", "v1alpha1", "v1beta1"))
+                .start()) {
+      assertThat(kubelet.awaitRegistration(RES, WAIT).version()).isEqualTo("v1beta1");
+      assertThat(plugin.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+    }
+  }
+
+  @Test
+  @SuppressWarnings("try") // resources held open for the test's duration
+  void refusesAnInvalidResourceName() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin("bad", dir.resolve("reg/bad.sock"))
+                .pluginInfo(info("kubernetes.io/gpu", "", "v1beta1"))
+                .start()) {
+      RegistrationStatus status = plugin.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError())
+          .endsWith(
+              "invalid name of device plugin socket: the ResourceName \"kubernetes.io/gpu\" is"
+                  + " invalid");
+    }
+  }
+
+  @Test
+  @SuppressWarnings("try") // resources held open for the test's duration
+  void refusesAnUnknownPluginType() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/t.sock"))
+                .pluginInfo(info(RES, "", "v1beta1").toBuilder().setType("GpuPlugin").build())
+                .start()) {
+      RegistrationStatus status = plugin.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError())
+          .startsWith("RegisterPlugin error -- no handler registered for plugin type: GpuPlugin");
+    }
+  }
+
+  @Test
+  void ignoresSocketsWhoseNameStartsWithADot() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin hidden =
+            new TestPlugin(RES, dir.resolve("reg/.hidden.sock"))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start();
+        TestPlugin visible =
+            new TestPlugin("example.com/visible", dir.resolve("reg/visible.sock"))
+                .pluginInfo(info("example.com/visible", "", "v1beta1"))
+                .start()) {
+      // The visible one registers; the hidden one is never even asked for its info.
+      kubelet.awaitRegistration("example.com/visible", WAIT);
+      assertThat(visible.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+      assertThat(kubelet.events())
+          .noneMatch(e -> e.detail().contains(".hidden.sock"))
+          .noneMatch(e -> e.resource().equals(RES));
+      assertThat(hidden.statuses).isEmpty();
+    }
+  }
+
+  @Test
+  void findsSocketsThatExistedBeforeStartAndDeregistersOnRemoval() throws Exception {
+    try (TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/early.sock"))
+                .devices(TestPlugin.healthyDevices(2))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start();
+        FakeKubelet kubelet = kubelet()) {
+      kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+      plugin.stop(); // deletes the socket
+      kubelet.awaitEvent(e -> e.kind() == Kind.DEREGISTER && e.resource().equals(RES), WAIT);
+      kubelet.awaitDevices(RES, l -> l.stream().noneMatch(DeviceState::healthy), WAIT);
+      assertThat(kubelet.registration(RES)).isEmpty();
+      // Serving again is a new registration.
+      plugin.start();
+      kubelet.awaitDevices(RES, l -> l.stream().allMatch(DeviceState::healthy), WAIT);
+      assertThat(kubelet.registrations()).hasSize(2);
+    }
+  }
+
+  @Test
+  void aRestartRediscoversTheRegistrySocketWithoutDeletingIt() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/w.sock"))
+                .devices(TestPlugin.healthyDevices(1))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start()) {
+      kubelet.awaitRegistration(RES, WAIT);
+      var restarted = kubelet.restart();
+      assertThat(plugin.socket()).exists();
+      Registration again = kubelet.awaitRegistrationAfter(RES, restarted, WAIT);
+      assertThat(again.mode()).isEqualTo(Registration.Mode.PLUGIN_WATCHER);
+      kubelet.awaitDevices(RES, l -> l.size() == 1 && l.get(0).healthy(), WAIT);
+      kubelet.awaitEvent(
+          e ->
+              e.kind() == Kind.NOTIFY_REGISTRATION_STATUS
+                  && e.outcome() == Outcome.OK
+                  && !e.time().isBefore(restarted),
+          WAIT);
+      assertThat(plugin.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+      assertThat(plugin.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+    }
+  }
+}

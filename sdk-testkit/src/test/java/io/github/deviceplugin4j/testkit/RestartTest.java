@@ -1,0 +1,96 @@
+package io.github.deviceplugin4j.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.deviceplugin4j.testkit.internal.SocketFiles;
+import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RestartTest {
+  static final Duration WAIT = Duration.ofSeconds(5);
+  static final String RES = "example.com/foo";
+
+  @TempDir Path dir;
+
+  /** A socket file left behind by a process that no longer serves it. */
+  private static void staleSocket(Path p) throws Exception {
+    try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      ch.bind(UnixDomainSocketAddress.of(p));
+    }
+  }
+
+  @Test
+  void startDeletesSocketFilesButNotDirectoriesOrOtherFiles() throws Exception {
+    staleSocket(dir.resolve("stale.sock"));
+    Files.writeString(dir.resolve("kubelet_internal_checkpoint"), "{}");
+    Files.createDirectories(dir.resolve("subdir"));
+    staleSocket(dir.resolve("subdir/nested.sock"));
+    assertThat(SocketFiles.isSocket(dir.resolve("stale.sock"))).isTrue();
+    try (FakeKubelet kubelet = FakeKubelet.start(dir)) {
+      assertThat(dir.resolve("stale.sock")).doesNotExist();
+      assertThat(dir.resolve("kubelet_internal_checkpoint")).hasContent("{}");
+      assertThat(dir.resolve("subdir")).isDirectory();
+      assertThat(SocketFiles.isSocket(dir.resolve("subdir/nested.sock"))).isTrue();
+      assertThat(SocketFiles.isSocket(kubelet.kubeletSocket())).isTrue();
+    }
+  }
+
+  @Test
+  void restartDropsPluginsDeletesSocketsAndServesAgain() throws Exception {
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("foo.sock")).devices(TestPlugin.healthyDevices(2))) {
+      plugin.start().register(kubelet.kubeletSocket());
+      kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+      Allocation held = kubelet.allocate(RES, 1);
+      Files.writeString(dir.resolve("notes.txt"), "keep");
+      Files.createDirectories(dir.resolve("d"));
+
+      Instant restarted = kubelet.restart();
+
+      assertThat(dir.resolve("foo.sock")).doesNotExist();
+      assertThat(dir.resolve("notes.txt")).hasContent("keep");
+      assertThat(dir.resolve("d")).isDirectory();
+      assertThat(SocketFiles.isSocket(kubelet.kubeletSocket())).isTrue();
+      // Like a kubelet reading its checkpoint: the resource is known, with capacity 0.
+      assertThat(kubelet.resources()).contains(RES);
+      assertThat(kubelet.capacity(RES)).isZero();
+      assertThat(kubelet.allocatable(RES)).isZero();
+      assertThat(kubelet.registration(RES)).isEmpty();
+      // Allocations survive a restart (the kubelet's checkpoint).
+      assertThat(kubelet.allocations()).containsExactly(held);
+
+      // The plugin notices its socket is gone and serves and registers again.
+      plugin.start().register(kubelet.kubeletSocket());
+      Registration again = kubelet.awaitRegistrationAfter(RES, restarted, WAIT);
+      assertThat(again.at()).isAfterOrEqualTo(restarted);
+      kubelet.awaitDevices(RES, l -> l.stream().allMatch(DeviceState::healthy), WAIT);
+      assertThat(kubelet.registrations()).hasSize(2);
+      assertThat(kubelet.events())
+          .filteredOn(e -> e.kind() == KubeletEvent.Kind.RESTART)
+          .hasSize(2);
+    }
+  }
+
+  @Test
+  void theExistingRegistrationDoesNotSatisfyAnAwaitAfterRestart() {
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        TestPlugin plugin = new TestPlugin(RES, dir.resolve("foo.sock"))) {
+      plugin.start().register(kubelet.kubeletSocket());
+      kubelet.awaitRegistration(RES, WAIT);
+      Instant restarted = kubelet.restart();
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> kubelet.awaitRegistrationAfter(RES, restarted, Duration.ofMillis(100)))
+          .isInstanceOf(AssertionError.class)
+          .hasMessageContaining("RESTART");
+    }
+  }
+}

@@ -1,0 +1,395 @@
+package io.github.deviceplugin4j.core;
+
+import io.github.deviceplugin4j.core.internal.ApiAdapter;
+import io.github.deviceplugin4j.core.internal.ApiVersions;
+import io.github.deviceplugin4j.core.internal.DeviceState;
+import io.github.deviceplugin4j.core.internal.EngineConfig;
+import io.github.deviceplugin4j.core.internal.HostEngine;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one or more device plugins (one per {@link DeviceBackend}) against the kubelet: serves each
+ * resource's DevicePlugin service on its own Unix socket, registers it, re-registers it whenever
+ * the kubelet restarts, streams device health and answers allocations.
+ *
+ * <pre>{@code
+ * public static void main(String[] args) {
+ *   DevicePluginHost.builder().backend(new FpgaBackend(Path.of("/"))).run();
+ * }
+ * }</pre>
+ *
+ * <p>or, to control the lifetime yourself:
+ *
+ * <pre>{@code
+ * try (DevicePluginHost host = DevicePluginHost.builder().backend(backend).start()) {
+ *   ...
+ *   boolean ready = host.isReady();
+ * }
+ * }</pre>
+ *
+ * <p>What the host guarantees: the socket is served before registering and never exists with looser
+ * permissions than configured; a stale socket of a dead instance is replaced, a live one is a clear
+ * startup error; registration follows {@link RegistrationMode}; a deleted plugin socket or a
+ * re-created {@code kubelet.sock} triggers a new registration at once, with a periodic safety check
+ * for missed events; an absent or refusing kubelet is retried with capped exponential backoff and
+ * jitter, forever. The library never exits the process.
+ *
+ * <p>Several backends in one host share one event loop thread, one worker pool and one file
+ * watcher; each has its own Unix socket (never a TCP listener) named after its resource ({@code
+ * vendor.example.com_fpga.sock}). The event loop thread is not a daemon thread: a {@code main} that
+ * returns after {@code start()} leaves the plugin running until {@link #close()}.
+ */
+public final class DevicePluginHost implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DevicePluginHost.class);
+
+  /** Default device plugin directory of the kubelet. */
+  public static final Path DEFAULT_PLUGIN_DIR = Path.of("/var/lib/kubelet/device-plugins");
+
+  /** Default plugins registry directory of the kubelet (plugin watcher). */
+  public static final Path DEFAULT_REGISTRY_DIR = Path.of("/var/lib/kubelet/plugins_registry");
+
+  /** Environment variable overriding the plugin directory when the builder does not set it. */
+  public static final String ENV_PLUGIN_DIR = "DEVICE_PLUGIN_DIR";
+
+  /** Environment variable overriding the registry directory when the builder does not set it. */
+  public static final String ENV_REGISTRY_DIR = "PLUGINS_REGISTRY_DIR";
+
+  private final HostEngine engine;
+  private final CountDownLatch closed = new CountDownLatch(1);
+
+  private DevicePluginHost(HostEngine engine) {
+    this.engine = engine;
+  }
+
+  /**
+   * A builder with the kubelet's default paths.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Status of every resource, in the order the backends were added.
+   *
+   * @return one status per resource
+   */
+  public List<ResourceStatus> status() {
+    return engine.status();
+  }
+
+  /**
+   * Status of one resource.
+   *
+   * @param resourceName the resource
+   * @return its status
+   * @throws IllegalArgumentException when this host does not serve the resource
+   */
+  public ResourceStatus status(String resourceName) {
+    return engine.status(resourceName);
+  }
+
+  /**
+   * Whether every resource is registered with the kubelet and serving; suits a readiness probe.
+   *
+   * @return true when all resources are registered
+   */
+  public boolean isReady() {
+    return engine.isReady();
+  }
+
+  /**
+   * The registration mode in effect ({@link RegistrationMode#AUTO} resolved).
+   *
+   * @return LEGACY or PLUGIN_WATCHER
+   */
+  public RegistrationMode registrationMode() {
+    return engine.mode();
+  }
+
+  /** For tests in this package: open ListAndWatch streams of a resource. */
+  int openStreams(String resourceName) {
+    return engine.streams(resourceName);
+  }
+
+  /**
+   * Stops accepting connections, ends the device streams, removes the sockets, stops the backends
+   * and every thread the host started. Idempotent.
+   */
+  @Override
+  public void close() {
+    try {
+      engine.close();
+    } finally {
+      closed.countDown();
+    }
+  }
+
+  /**
+   * Blocks until {@link #close()} was called.
+   *
+   * @throws InterruptedException when interrupted while waiting
+   */
+  public void awaitClose() throws InterruptedException {
+    closed.await();
+  }
+
+  /** Builds and starts a {@link DevicePluginHost}. Not thread-safe. */
+  public static final class Builder {
+
+    private final List<DeviceBackend> backends = new ArrayList<>();
+    private final List<PluginListener> listeners = new ArrayList<>();
+    private Path pluginDir;
+    private Path registryDir;
+    private RegistrationMode mode = RegistrationMode.AUTO;
+    private Set<PosixFilePermission> socketPermissions =
+        PosixFilePermissions.fromString("rw-------");
+    private Duration allocationTimeout = Duration.ofSeconds(10);
+    private Map<String, String> environment = System.getenv();
+    private List<ApiAdapter> adapters = ApiVersions.supported();
+    private Duration safetyInterval = Duration.ofSeconds(5);
+    private Duration backoffInitial = Duration.ofMillis(10);
+    private Duration backoffMax = Duration.ofSeconds(10);
+    private Duration streamGrace = Duration.ofSeconds(5);
+    private Duration watcherKick = Duration.ofSeconds(10);
+    private Duration retireGrace = Duration.ofSeconds(10);
+    private int maxMessageBytes = DeviceState.KUBELET_MAX_MESSAGE_BYTES;
+
+    private Builder() {}
+
+    /**
+     * Adds a resource. Repeatable: every backend gets its own socket; all share one event loop.
+     *
+     * @param backend the backend
+     * @return this builder
+     */
+    public Builder backend(DeviceBackend backend) {
+      backends.add(Objects.requireNonNull(backend, "backend"));
+      return this;
+    }
+
+    /**
+     * The kubelet's device plugin directory, where {@code kubelet.sock} lives. Default: the
+     * environment variable {@code DEVICE_PLUGIN_DIR}, else {@code /var/lib/kubelet/device-plugins}.
+     *
+     * @param dir the directory
+     * @return this builder
+     */
+    public Builder pluginDir(Path dir) {
+      this.pluginDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /**
+     * The kubelet's plugins registry directory (plugin watcher mode). Default: the environment
+     * variable {@code PLUGINS_REGISTRY_DIR}, else {@code /var/lib/kubelet/plugins_registry}.
+     *
+     * @param dir the directory
+     * @return this builder
+     */
+    public Builder registryDir(Path dir) {
+      this.registryDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /**
+     * How to register; default {@link RegistrationMode#AUTO}.
+     *
+     * @param mode the mode
+     * @return this builder
+     */
+    public Builder registrationMode(RegistrationMode mode) {
+      this.mode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /**
+     * Permissions of the sockets the plugin creates; default {@code rw-------} (0600). The socket
+     * never exists with other permissions, not even for an instant.
+     *
+     * @param permissions the permissions
+     * @return this builder
+     */
+    public Builder socketPermissions(Set<PosixFilePermission> permissions) {
+      Objects.requireNonNull(permissions, "permissions");
+      this.socketPermissions = permissions.isEmpty() ? Set.of() : EnumSet.copyOf(permissions);
+      return this;
+    }
+
+    /**
+     * Adds a listener for registrations, kubelet loss, device changes and errors. Repeatable.
+     *
+     * @param listener the listener
+     * @return this builder
+     */
+    public Builder listener(PluginListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Deadline of each backend call on the kubelet's request path ({@link Allocator}, {@link
+     * PreferredAllocator}, {@link PreStartHook}); a late answer fails that call with {@code
+     * DEADLINE_EXCEEDED}. Default 10 seconds.
+     *
+     * @param timeout a positive duration
+     * @return this builder
+     */
+    public Builder allocationTimeout(Duration timeout) {
+      this.allocationTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /**
+     * Period of the safety check that catches missed file events (socket deleted, {@code
+     * kubelet.sock} replaced, watched directory gone). Default 5 seconds; the normal path does not
+     * wait for it.
+     *
+     * @param interval a positive duration
+     * @return this builder
+     */
+    public Builder safetyCheckInterval(Duration interval) {
+      Objects.requireNonNull(interval, "interval");
+      if (interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("safetyCheckInterval must be positive, was " + interval);
+      }
+      this.safetyInterval = interval;
+      return this;
+    }
+
+    /**
+     * Delays between registration attempts while the kubelet is absent or refuses: exponential from
+     * {@code initial} up to {@code max}, with ±20% jitter. Defaults 10 ms and 10 s.
+     *
+     * @param initial first delay
+     * @param max cap
+     * @return this builder
+     */
+    public Builder registrationBackoff(Duration initial, Duration max) {
+      Objects.requireNonNull(initial, "initial");
+      Objects.requireNonNull(max, "max");
+      if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
+        throw new IllegalArgumentException(
+            "registrationBackoff needs 0 < initial <= max, was " + initial + ", " + max);
+      }
+      this.backoffInitial = initial;
+      this.backoffMax = max;
+      return this;
+    }
+
+    /** For tests in this package: the environment to read defaults from. */
+    Builder environment(Map<String, String> env) {
+      this.environment = Map.copyOf(env);
+      return this;
+    }
+
+    /** For tests in this package: the API versions offered, most preferred first. */
+    Builder apiAdapters(List<ApiAdapter> list) {
+      this.adapters = List.copyOf(list);
+      return this;
+    }
+
+    /** For tests in this package: the largest ListAndWatch message. */
+    Builder maxMessageBytes(int bytes) {
+      this.maxMessageBytes = bytes;
+      return this;
+    }
+
+    /** For tests in this package: stream grace and watcher kick delays. */
+    Builder reRegistrationDelays(Duration streamGrace, Duration watcherKick) {
+      this.streamGrace = streamGrace;
+      this.watcherKick = watcherKick;
+      return this;
+    }
+
+    /** For tests in this package: how long calls on a replaced socket may still run. */
+    Builder retireGrace(Duration grace) {
+      this.retireGrace = grace;
+      return this;
+    }
+
+    /**
+     * Checks the configuration, starts every backend, serves every socket; registration with the
+     * kubelet follows in the background (see {@link DevicePluginHost#isReady()}).
+     *
+     * @return the running host
+     * @throws ConfigurationException when the configuration is invalid, naming every problem:
+     *     invalid or repeated resource names, a missing or read-only directory, a socket path over
+     *     the Unix limit, another live instance serving the same socket
+     * @throws BackendException when a backend's {@code start} fails
+     */
+    public DevicePluginHost start() {
+      EngineConfig config =
+          new EngineConfig(
+              backends,
+              resolve(pluginDir, ENV_PLUGIN_DIR, DEFAULT_PLUGIN_DIR),
+              resolve(registryDir, ENV_REGISTRY_DIR, DEFAULT_REGISTRY_DIR),
+              mode,
+              socketPermissions,
+              listeners,
+              allocationTimeout,
+              adapters,
+              safetyInterval,
+              backoffInitial,
+              backoffMax,
+              Duration.ofSeconds(20),
+              streamGrace,
+              watcherKick,
+              retireGrace,
+              Duration.ofMillis(20),
+              maxMessageBytes,
+              1);
+      return new DevicePluginHost(HostEngine.start(config));
+    }
+
+    /**
+     * Starts the host and blocks until the JVM is asked to stop (SIGTERM, SIGINT) or the thread is
+     * interrupted, then closes it. For {@code main}.
+     *
+     * @throws ConfigurationException when the configuration is invalid
+     */
+    public void run() {
+      DevicePluginHost host = start();
+      Thread hook = new Thread(host::close, "deviceplugin4j-shutdown");
+      Runtime.getRuntime().addShutdownHook(hook);
+      try {
+        host.awaitClose();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        LOG.info("Interrupted; stopping");
+      } finally {
+        host.close();
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+          // the JVM is stopping; the hook is running or ran
+        }
+      }
+    }
+
+    private Path resolve(Path explicit, String env, Path fallback) {
+      if (explicit != null) {
+        return explicit.toAbsolutePath().normalize();
+      }
+      String value = environment.get(env);
+      if (value != null && !value.isBlank()) {
+        return Path.of(value.trim()).toAbsolutePath().normalize();
+      }
+      return fallback;
+    }
+  }
+}

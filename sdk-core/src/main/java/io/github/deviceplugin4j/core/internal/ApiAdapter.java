@@ -1,0 +1,73 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.Device;
+import io.grpc.ManagedChannel;
+import io.grpc.ServerServiceDefinition;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One kubelet device plugin API version: the only place that knows its generated types. Adding a
+ * version means adding an adapter to {@link ApiVersions}; vendors' code does not change.
+ */
+public interface ApiAdapter {
+
+  /**
+   * The version string sent to the kubelet, e.g. {@code "v1beta1"}.
+   *
+   * @return the version
+   */
+  String version();
+
+  /**
+   * The fully qualified gRPC name of the DevicePlugin service this adapter serves; adapters with
+   * the same name are served once.
+   *
+   * @return e.g. {@code "v1beta1.DevicePlugin"}
+   */
+  String serviceName();
+
+  /**
+   * Encodes a device list as this version's ListAndWatch message.
+   *
+   * @param devices validated devices
+   * @return the message, sent as is to every stream
+   */
+  Object encodeDevices(List<Device> devices);
+
+  /**
+   * The encoded size of a message from {@link #encodeDevices(List)}.
+   *
+   * @param message the message
+   * @return bytes on the wire, without gRPC framing
+   */
+  int encodedSize(Object message);
+
+  /**
+   * The DevicePlugin service of this version for one resource.
+   *
+   * @param plugin what the service serves
+   * @return the service definition
+   */
+  ServerServiceDefinition devicePluginService(PluginEndpoint plugin);
+
+  /**
+   * Calls the kubelet's {@code Register} (legacy mode).
+   *
+   * @param channel a channel to {@code kubelet.sock}
+   * @param resourceName the resource
+   * @param endpoint the plugin's socket file name, relative to the plugin directory
+   * @param preStartRequired advertised option
+   * @param preferredAllocationAvailable advertised option
+   * @param deadline how long to wait for the kubelet's answer
+   * @return completes when the kubelet accepted, or exceptionally with its gRPC error
+   */
+  CompletableFuture<Void> register(
+      ManagedChannel channel,
+      String resourceName,
+      String endpoint,
+      boolean preStartRequired,
+      boolean preferredAllocationAvailable,
+      Duration deadline);
+}

@@ -1,0 +1,53 @@
+package io.github.deviceplugin4j.core.internal;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/** Capped exponential backoff with ±20% jitter. Not thread-safe. */
+public final class Backoff {
+
+  private final long initialNanos;
+  private final long maxNanos;
+  private long nextNanos;
+  private int failures;
+
+  /**
+   * A backoff.
+   *
+   * @param initial first delay
+   * @param max cap
+   */
+  public Backoff(Duration initial, Duration max) {
+    this.initialNanos = Math.max(1, initial.toNanos());
+    this.maxNanos = Math.max(initialNanos, max.toNanos());
+    this.nextNanos = initialNanos;
+  }
+
+  /**
+   * The next delay, growing up to the cap.
+   *
+   * @return delay with jitter
+   */
+  public Duration next() {
+    long base = nextNanos;
+    nextNanos = Math.min(maxNanos, nextNanos * 2);
+    failures++;
+    double jitter = 0.8 + ThreadLocalRandom.current().nextDouble() * 0.4;
+    return Duration.ofNanos(Math.max(1, (long) (base * jitter)));
+  }
+
+  /** Back to the initial delay. */
+  public void reset() {
+    nextNanos = initialNanos;
+    failures = 0;
+  }
+
+  /**
+   * Failures since the last reset.
+   *
+   * @return count
+   */
+  public int failures() {
+    return failures;
+  }
+}

@@ -1,0 +1,212 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.InvalidBackendDataException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The device list of one resource and the ListAndWatch streams that watch it.
+ *
+ * <p>Snapshots may be published from any thread at any rate: the latest one wins, it is validated
+ * (bad devices dropped and reported), identical lists are not re-sent, a list over the kubelet's
+ * message limit is refused while the last good one stays, and every stream receives each effective
+ * change once, at its own pace. Bursts are coalesced: a change that follows another one within the
+ * coalescing window waits for the window's end, and then only the newest list is sent; an isolated
+ * change is sent at once.
+ */
+public final class DeviceState {
+
+  /** The kubelet's default gRPC receive limit, which a ListAndWatch message must not exceed. */
+  public static final int KUBELET_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+  /** What the state tells its resource. */
+  public interface Events {
+    /**
+     * Some published devices were dropped.
+     *
+     * @param error the problems
+     */
+    void invalidDevices(InvalidBackendDataException error);
+
+    /**
+     * A published list was refused because it is too large; the last good list stays.
+     *
+     * @param error the problem
+     */
+    void tooLarge(InvalidBackendDataException error);
+
+    /**
+     * The list the kubelet sees changed.
+     *
+     * @param snapshot the new list
+     */
+    void changed(Snapshot snapshot);
+
+    /** The kubelet cancelled the last open stream. */
+    void streamsGone();
+  }
+
+  private final List<ApiAdapter> adapters;
+  private final Executor serial;
+  private final ScheduledExecutorService timer;
+  private final long windowNanos;
+  private final int maxMessageBytes;
+  private final Events events;
+  private final AtomicReference<List<Device>> pending = new AtomicReference<>();
+  private final AtomicLong sequence = new AtomicLong();
+  private final Set<Subscriber<?>> subscribers = ConcurrentHashMap.newKeySet();
+  private volatile Snapshot current;
+  private volatile boolean closed;
+  private volatile long lastChangeNanos = System.nanoTime() - Long.MAX_VALUE / 2;
+
+  /**
+   * A device state.
+   *
+   * @param adapters every API version served
+   * @param serial where snapshots are processed, one at a time
+   * @param timer delays processing within the coalescing window
+   * @param window the coalescing window
+   * @param maxMessageBytes the largest ListAndWatch message allowed
+   * @param events where to report
+   */
+  public DeviceState(
+      List<ApiAdapter> adapters,
+      Executor serial,
+      ScheduledExecutorService timer,
+      Duration window,
+      int maxMessageBytes,
+      Events events) {
+    this.adapters = List.copyOf(adapters);
+    this.serial = serial;
+    this.timer = timer;
+    this.windowNanos = window.toNanos();
+    this.maxMessageBytes = maxMessageBytes;
+    this.events = events;
+    this.current = Snapshot.of(0, List.of(), adapters);
+  }
+
+  /**
+   * The list the kubelet sees now.
+   *
+   * @return the current snapshot, never null
+   */
+  public Snapshot current() {
+    return current;
+  }
+
+  /**
+   * Publishes a complete device list; processed asynchronously, bursts coalesced.
+   *
+   * @param devices every device of the resource
+   */
+  public void publish(List<Device> devices) {
+    List<Device> copy = new ArrayList<>(devices);
+    if (pending.getAndSet(copy) == null) {
+      long wait = lastChangeNanos + windowNanos - System.nanoTime();
+      if (wait <= 0) {
+        serial.execute(this::processPending);
+      } else {
+        try {
+          timer.schedule(() -> serial.execute(this::processPending), wait, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException shuttingDown) {
+          pending.set(null);
+        }
+      }
+    }
+  }
+
+  /**
+   * Applies a device list right now, on the caller's thread (used once at start).
+   *
+   * @param devices every device of the resource
+   */
+  public void applyNow(List<Device> devices) {
+    apply(new ArrayList<>(devices));
+  }
+
+  /**
+   * Number of open ListAndWatch streams.
+   *
+   * @return count
+   */
+  public int streams() {
+    return subscribers.size();
+  }
+
+  void add(Subscriber<?> subscriber) {
+    subscribers.add(subscriber);
+    subscriber.offer(current);
+    if (closed) {
+      subscriber.complete();
+    }
+  }
+
+  void cancelled(Subscriber<?> subscriber) {
+    if (subscribers.remove(subscriber) && subscribers.isEmpty() && !closed) {
+      events.streamsGone();
+    }
+  }
+
+  /** Ends every stream normally and stops processing snapshots. */
+  public void close() {
+    closed = true;
+    for (Subscriber<?> s : subscribers) {
+      s.complete();
+    }
+    subscribers.clear();
+  }
+
+  private void processPending() {
+    List<Device> raw = pending.getAndSet(null);
+    if (raw != null && !closed) {
+      apply(raw);
+    }
+  }
+
+  private synchronized void apply(List<Device> raw) {
+    Validation.DeviceCheck check = Validation.checkDevices(raw);
+    if (!check.problems().isEmpty()) {
+      events.invalidDevices(new InvalidBackendDataException("devices", check.problems()));
+    }
+    Snapshot previous = current;
+    if (check.accepted().equals(previous.devices()) && previous.sequence() > 0) {
+      return;
+    }
+    Snapshot next = Snapshot.of(sequence.incrementAndGet(), check.accepted(), adapters);
+    if (next.maxEncodedSize() > maxMessageBytes) {
+      events.tooLarge(
+          new InvalidBackendDataException(
+              "devices",
+              List.of(
+                  "the device list of "
+                      + next.devices().size()
+                      + " devices encodes to "
+                      + next.maxEncodedSize()
+                      + " bytes, over the kubelet's limit of "
+                      + maxMessageBytes
+                      + " bytes per message (kubernetes#109304); the last good list of "
+                      + previous.devices().size()
+                      + " devices stays")));
+      return;
+    }
+    current = next;
+    if (next.sameWire(previous) && previous.sequence() > 0) {
+      return;
+    }
+    lastChangeNanos = System.nanoTime();
+    for (Subscriber<?> s : subscribers) {
+      s.offer(next);
+    }
+    events.changed(next);
+  }
+}

@@ -1,0 +1,77 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.DeviceBackend;
+import io.github.deviceplugin4j.core.PluginListener;
+import io.github.deviceplugin4j.core.RegistrationMode;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Everything the engine needs, resolved by the builder (defaults and environment applied).
+ *
+ * @param backends one per resource
+ * @param pluginDir the kubelet's device plugin directory
+ * @param registryDir the kubelet's plugins registry directory
+ * @param mode the requested registration mode (may be AUTO)
+ * @param socketPermissions permissions of every socket the plugin creates
+ * @param listeners status listeners
+ * @param allocationTimeout deadline of each backend call on the kubelet's request path
+ * @param adapters API versions, most preferred first
+ * @param safetyInterval period of the safety check for missed file events
+ * @param backoffInitial first retry delay after a failed registration
+ * @param backoffMax cap of the retry delay
+ * @param registerDeadline deadline of a Register call
+ * @param streamGrace how long the kubelet may take to reopen ListAndWatch before the plugin
+ *     registers again
+ * @param watcherKick how long to wait for the plugin watcher before re-creating the socket
+ * @param retireGrace how long calls on a replaced socket's server may still run
+ * @param coalesceWindow device list changes closer together than this are sent as one
+ * @param maxMessageBytes largest ListAndWatch message
+ * @param eventLoopThreads threads of the shared event loop group
+ */
+public record EngineConfig(
+    List<DeviceBackend> backends,
+    Path pluginDir,
+    Path registryDir,
+    RegistrationMode mode,
+    Set<PosixFilePermission> socketPermissions,
+    List<PluginListener> listeners,
+    Duration allocationTimeout,
+    List<ApiAdapter> adapters,
+    Duration safetyInterval,
+    Duration backoffInitial,
+    Duration backoffMax,
+    Duration registerDeadline,
+    Duration streamGrace,
+    Duration watcherKick,
+    Duration retireGrace,
+    Duration coalesceWindow,
+    int maxMessageBytes,
+    int eventLoopThreads) {
+
+  /** Copies the collections. */
+  public EngineConfig {
+    backends = List.copyOf(backends);
+    socketPermissions = Set.copyOf(socketPermissions);
+    listeners = List.copyOf(listeners);
+    adapters = List.copyOf(adapters);
+  }
+
+  /** The kubelet's socket name in the plugin directory. */
+  public static final String KUBELET_SOCKET = "kubelet.sock";
+
+  /**
+   * The socket file name of a resource: its name with {@code /} replaced by {@code _}, e.g. {@code
+   * vendor.example.com_fpga.sock}. Unique per valid resource name, since a domain cannot contain
+   * {@code _}.
+   *
+   * @param resourceName a valid resource name
+   * @return the file name
+   */
+  public static String socketName(String resourceName) {
+    return resourceName.replace('/', '_') + ".sock";
+  }
+}

@@ -1,0 +1,321 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.ConfigurationException;
+import io.github.deviceplugin4j.core.DeviceBackend;
+import io.github.deviceplugin4j.core.RegistrationMode;
+import io.github.deviceplugin4j.core.ResourceNames;
+import io.github.deviceplugin4j.core.ResourceStatus;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the resources of one {@code DevicePluginHost}: one event loop group, worker pool, timer and
+ * directory watcher shared by all of them, each resource with its own socket.
+ */
+public final class HostEngine implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HostEngine.class);
+
+  private final EngineConfig config;
+  private final RegistrationMode mode;
+  private final Map<String, ResourcePlugin> plugins = new LinkedHashMap<>();
+  private final EventLoopGroup group;
+  private final ExecutorService workers;
+  private final ScheduledThreadPoolExecutor timer;
+  private final Listeners listeners;
+  private DirectoryWatcher watcher;
+  private volatile boolean closed;
+
+  private HostEngine(EngineConfig config, RegistrationMode mode) {
+    this.config = config;
+    this.mode = mode;
+    this.group =
+        new MultiThreadIoEventLoopGroup(
+            config.eventLoopThreads(),
+            Threads.factory("eventloop", false),
+            NioIoHandler.newFactory());
+    this.workers = Executors.newCachedThreadPool(Threads.factory("worker", true));
+    this.timer = new ScheduledThreadPoolExecutor(1, Threads.factory("timer", true));
+    timer.setRemoveOnCancelPolicy(true);
+    this.listeners = new Listeners(config.listeners());
+  }
+
+  /**
+   * Checks the configuration, then starts every resource: backends started, first device lists
+   * loaded, sockets served; registration follows asynchronously.
+   *
+   * @param config the configuration
+   * @return the running engine
+   * @throws ConfigurationException for a configuration problem, naming every one found
+   */
+  public static HostEngine start(EngineConfig config) {
+    RegistrationMode mode = effectiveMode(config);
+    validate(config, mode);
+    HostEngine engine = new HostEngine(config, mode);
+    try {
+      engine.startResources();
+      return engine;
+    } catch (RuntimeException e) {
+      engine.close();
+      throw e;
+    }
+  }
+
+  /**
+   * The mode AUTO resolves to: plugin watcher when the registry directory exists, else legacy.
+   *
+   * @param config the configuration
+   * @return LEGACY or PLUGIN_WATCHER
+   */
+  public static RegistrationMode effectiveMode(EngineConfig config) {
+    if (config.mode() != RegistrationMode.AUTO) {
+      return config.mode();
+    }
+    return Files.isDirectory(config.registryDir())
+        ? RegistrationMode.PLUGIN_WATCHER
+        : RegistrationMode.LEGACY;
+  }
+
+  static void validate(EngineConfig config, RegistrationMode mode) {
+    List<String> problems = new ArrayList<>();
+    if (config.backends().isEmpty()) {
+      problems.add("no backend: add one with DevicePluginHost.builder().backend(...)");
+    }
+    Set<String> names = new HashSet<>();
+    for (DeviceBackend b : config.backends()) {
+      String name;
+      try {
+        name = b.resourceName();
+      } catch (RuntimeException e) {
+        problems.add(b.getClass().getName() + ".resourceName() threw " + e);
+        continue;
+      }
+      List<String> nameProblems = ResourceNames.problems(name);
+      if (!nameProblems.isEmpty()) {
+        problems.add(
+            "invalid resource name \""
+                + name
+                + "\" of "
+                + b.getClass().getName()
+                + ": "
+                + String.join("; ", nameProblems));
+        continue;
+      }
+      if (!names.add(name)) {
+        problems.add(
+            "resource \"" + name + "\" is served by more than one backend; names must be unique");
+        continue;
+      }
+      Path dir =
+          mode == RegistrationMode.PLUGIN_WATCHER ? config.registryDir() : config.pluginDir();
+      Path socket = dir.resolve(EngineConfig.socketName(name));
+      int bytes = SocketFiles.pathBytes(socket);
+      int privateBytes = SocketFiles.pathBytes(dir) + UdsServer.PRIVATE_PATH_EXTRA;
+      if (Math.max(bytes, privateBytes) > SocketFiles.MAX_PATH_BYTES) {
+        problems.add(
+            "socket path "
+                + socket
+                + " is "
+                + Math.max(bytes, privateBytes)
+                + " bytes; Unix sockets allow at most "
+                + SocketFiles.MAX_PATH_BYTES
+                + ": use a shorter directory or resource name");
+      }
+    }
+    if (mode == RegistrationMode.PLUGIN_WATCHER) {
+      // The plugin directory is optional here: only its kubelet.sock is watched, as a hint.
+      checkDir(
+          problems, "plugins registry directory", config.registryDir(), "PLUGINS_REGISTRY_DIR");
+    } else {
+      checkDir(problems, "plugin directory", config.pluginDir(), "DEVICE_PLUGIN_DIR");
+    }
+    if (config.allocationTimeout().isNegative() || config.allocationTimeout().isZero()) {
+      problems.add("allocationTimeout must be positive, was " + config.allocationTimeout());
+    }
+    if (!problems.isEmpty()) {
+      throw new ConfigurationException(
+          "cannot start the device plugin: " + String.join("; ", problems));
+    }
+  }
+
+  private static void checkDir(List<String> problems, String what, Path dir, String env) {
+    if (!Files.isDirectory(dir)) {
+      problems.add(
+          what
+              + " "
+              + dir
+              + " does not exist or is not a directory (mount the kubelet's directory, or set it"
+              + " with the builder or "
+              + env
+              + ")");
+    } else if (!Files.isWritable(dir)) {
+      problems.add(what + " " + dir + " is not writable (the plugin must create its socket there)");
+    }
+  }
+
+  private void startResources() {
+    Shared shared = new Shared(config, group, workers, timer, listeners);
+    for (DeviceBackend b : config.backends()) {
+      ResourcePlugin plugin = new ResourcePlugin(b, mode, shared);
+      plugins.put(plugin.resourceName(), plugin);
+      plugin.start();
+    }
+    List<Path> dirs = new ArrayList<>();
+    dirs.add(config.pluginDir());
+    if (mode == RegistrationMode.PLUGIN_WATCHER) {
+      dirs.add(config.registryDir());
+    }
+    try {
+      watcher = new DirectoryWatcher(dirs, new Events(), config.safetyInterval());
+    } catch (IOException e) {
+      throw new ConfigurationException("cannot watch " + dirs + ": " + e, e);
+    }
+    long period = config.safetyInterval().toNanos();
+    timer.scheduleWithFixedDelay(this::safetyCheck, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  private void safetyCheck() {
+    for (ResourcePlugin p : plugins.values()) {
+      p.safetyCheck();
+    }
+  }
+
+  /** Routes file events to the resources. */
+  private final class Events implements DirectoryWatcher.Listener {
+    @Override
+    public void created(Path dir, String name) {
+      if (dir.equals(config.pluginDir()) && name.equals(EngineConfig.KUBELET_SOCKET)) {
+        LOG.debug("{} created", dir.resolve(name));
+        plugins.values().forEach(ResourcePlugin::kubeletSocketCreated);
+      }
+    }
+
+    @Override
+    public void deleted(Path dir, String name) {
+      if (dir.equals(config.pluginDir()) && name.equals(EngineConfig.KUBELET_SOCKET)) {
+        LOG.debug("{} deleted", dir.resolve(name));
+        plugins.values().forEach(ResourcePlugin::kubeletSocketDeleted);
+        return;
+      }
+      for (ResourcePlugin p : plugins.values()) {
+        if (p.socket().getParent().equals(dir)
+            && p.socket().getFileName().toString().equals(name)) {
+          p.ownSocketDeleted();
+        }
+      }
+    }
+
+    @Override
+    public void rescan(Path dir) {
+      safetyCheck();
+    }
+  }
+
+  /**
+   * The effective registration mode.
+   *
+   * @return LEGACY or PLUGIN_WATCHER
+   */
+  public RegistrationMode mode() {
+    return mode;
+  }
+
+  /**
+   * Status of every resource, in the order the backends were added.
+   *
+   * @return statuses
+   */
+  public List<ResourceStatus> status() {
+    return plugins.values().stream().map(ResourcePlugin::status).toList();
+  }
+
+  /**
+   * Status of one resource.
+   *
+   * @param resourceName the resource
+   * @return its status
+   * @throws IllegalArgumentException when this host serves no such resource
+   */
+  public ResourceStatus status(String resourceName) {
+    ResourcePlugin p = plugins.get(resourceName);
+    if (p == null) {
+      throw new IllegalArgumentException(
+          "no resource \"" + resourceName + "\"; this host serves " + plugins.keySet());
+    }
+    return p.status();
+  }
+
+  /**
+   * Number of open ListAndWatch streams of a resource.
+   *
+   * @param resourceName the resource
+   * @return open streams
+   */
+  public int streams(String resourceName) {
+    ResourcePlugin p = plugins.get(resourceName);
+    return p == null ? 0 : p.devices().streams();
+  }
+
+  /**
+   * Whether every resource is registered.
+   *
+   * @return true when the kubelet has all of them
+   */
+  public boolean isReady() {
+    return !closed
+        && !plugins.isEmpty()
+        && plugins.values().stream().allMatch(ResourcePlugin::isReady);
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (watcher != null) {
+      watcher.close();
+    }
+    timer.shutdownNow();
+    for (ResourcePlugin p : plugins.values()) {
+      try {
+        p.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Error closing {}", p.resourceName(), e);
+      }
+    }
+    workers.shutdown();
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    try {
+      if (!workers.awaitTermination(2, TimeUnit.SECONDS)) {
+        workers.shutdownNow();
+        workers.awaitTermination(2, TimeUnit.SECONDS);
+      }
+      timer.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      workers.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    if (!plugins.isEmpty()) {
+      LOG.info("Stopped serving {}", plugins.keySet());
+    }
+    // Last: every thread that could call a listener has ended (or was given its time).
+    listeners.stopped();
+  }
+}

@@ -1,0 +1,66 @@
+package io.github.deviceplugin4j.core.internal;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs tasks one at a time, in submission order, on a shared executor. Each resource has one, so
+ * its state changes without locks while resources proceed in parallel.
+ */
+public final class SerialExecutor implements Executor {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SerialExecutor.class);
+
+  private final Executor delegate;
+  private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+  private boolean running;
+
+  /**
+   * A serial executor on a shared one.
+   *
+   * @param delegate where tasks run
+   */
+  public SerialExecutor(Executor delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    synchronized (queue) {
+      queue.add(task);
+      if (running) {
+        return;
+      }
+      running = true;
+    }
+    try {
+      delegate.execute(this::drain);
+    } catch (RuntimeException rejected) {
+      synchronized (queue) {
+        queue.clear();
+        running = false;
+      }
+      LOG.debug("task rejected (shutting down): {}", rejected.toString());
+    }
+  }
+
+  private void drain() {
+    while (true) {
+      Runnable next;
+      synchronized (queue) {
+        next = queue.poll();
+        if (next == null) {
+          running = false;
+          return;
+        }
+      }
+      try {
+        next.run();
+      } catch (RuntimeException | Error e) {
+        LOG.error("unexpected error in deviceplugin4j task", e);
+      }
+    }
+  }
+}

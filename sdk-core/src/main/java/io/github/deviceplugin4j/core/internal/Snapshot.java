@@ -1,0 +1,132 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.Health;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One validated device list as the kubelet sees it, with its wire messages encoded once for every
+ * API version and their size computed once.
+ */
+public final class Snapshot {
+
+  /** What the kubelet sees of a device. */
+  private record WireView(Health health, List<Integer> numaNodes) {}
+
+  private final long sequence;
+  private final List<Device> devices;
+  private final Map<String, Device> byId;
+  private final Map<String, WireView> wireView;
+  private final Map<String, Object> wire;
+  private final int maxEncodedSize;
+  private final int healthy;
+
+  private Snapshot(long sequence, List<Device> devices, List<ApiAdapter> adapters) {
+    this.sequence = sequence;
+    this.devices = List.copyOf(devices);
+    Map<String, Device> ids = new LinkedHashMap<>();
+    Map<String, WireView> view = new HashMap<>();
+    int h = 0;
+    for (Device d : this.devices) {
+      ids.put(d.id(), d);
+      view.put(d.id(), new WireView(d.health(), d.numaNodes()));
+      if (d.isHealthy()) {
+        h++;
+      }
+    }
+    this.byId = java.util.Collections.unmodifiableMap(ids);
+    this.wireView = view;
+    this.healthy = h;
+    Map<String, Object> messages = new HashMap<>();
+    int max = 0;
+    for (ApiAdapter a : adapters) {
+      if (!messages.containsKey(a.serviceName())) {
+        Object message = a.encodeDevices(this.devices);
+        messages.put(a.serviceName(), message);
+        max = Math.max(max, a.encodedSize(message));
+      }
+    }
+    this.wire = messages;
+    this.maxEncodedSize = max;
+  }
+
+  /**
+   * Builds a snapshot of validated devices.
+   *
+   * @param sequence increasing number
+   * @param devices validated devices, IDs unique
+   * @param adapters every API version served
+   * @return the snapshot
+   */
+  public static Snapshot of(long sequence, List<Device> devices, List<ApiAdapter> adapters) {
+    return new Snapshot(sequence, devices, adapters);
+  }
+
+  /**
+   * Increasing number of this snapshot.
+   *
+   * @return the sequence number
+   */
+  public long sequence() {
+    return sequence;
+  }
+
+  /**
+   * The devices in publication order.
+   *
+   * @return devices
+   */
+  public List<Device> devices() {
+    return devices;
+  }
+
+  /**
+   * The devices by ID.
+   *
+   * @return unmodifiable map
+   */
+  public Map<String, Device> byId() {
+    return byId;
+  }
+
+  /**
+   * Number of healthy devices.
+   *
+   * @return count
+   */
+  public int healthy() {
+    return healthy;
+  }
+
+  /**
+   * The ListAndWatch message of an API version.
+   *
+   * @param adapter the version
+   * @return its message
+   */
+  public Object wire(ApiAdapter adapter) {
+    return wire.get(adapter.serviceName());
+  }
+
+  /**
+   * The largest encoded size over every API version.
+   *
+   * @return bytes
+   */
+  public int maxEncodedSize() {
+    return maxEncodedSize;
+  }
+
+  /**
+   * Whether the kubelet would see the same list (IDs, health, topology; order ignored).
+   *
+   * @param other another snapshot, may be null
+   * @return true when nothing the kubelet sees differs
+   */
+  public boolean sameWire(Snapshot other) {
+    return other != null && wireView.equals(other.wireView);
+  }
+}

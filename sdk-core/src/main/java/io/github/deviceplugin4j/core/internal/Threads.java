@@ -1,0 +1,31 @@
+package io.github.deviceplugin4j.core.internal;
+
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Named thread factories; every thread the core starts has a name starting with {@link #PREFIX}.
+ */
+public final class Threads {
+
+  /** Prefix of the name of every thread the core starts. */
+  public static final String PREFIX = "deviceplugin4j-";
+
+  private Threads() {}
+
+  /**
+   * A factory for threads named {@code deviceplugin4j-<role>-<n>}.
+   *
+   * @param role e.g. {@code worker}
+   * @param daemon whether the threads are daemon threads
+   * @return the factory
+   */
+  public static ThreadFactory factory(String role, boolean daemon) {
+    AtomicInteger counter = new AtomicInteger();
+    return runnable -> {
+      Thread t = new Thread(runnable, PREFIX + role + "-" + counter.incrementAndGet());
+      t.setDaemon(daemon);
+      return t;
+    };
+  }
+}

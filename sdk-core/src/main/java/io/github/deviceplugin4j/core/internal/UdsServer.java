@@ -1,0 +1,202 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.ConfigurationException;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
+import java.io.IOException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A gRPC server on a Unix socket file that never exists with looser permissions than asked: it is
+ * bound inside a fresh private ({@code 0700}) directory next to its final place, given its
+ * permissions there, then renamed into place atomically. Names start with a dot, so the kubelet's
+ * plugin watcher ignores them.
+ */
+public final class UdsServer {
+
+  private static final Logger LOG = LoggerFactory.getLogger(UdsServer.class);
+
+  /** Extra bytes the private bind path needs beyond the directory: {@code /.dp4jXXXXXXXX/s}. */
+  public static final int PRIVATE_PATH_EXTRA = "/.dp4j00000000/s".length();
+
+  private final Server server;
+  private final Path path;
+  private final SocketFiles.Identity identity;
+
+  private UdsServer(Server server, Path path, SocketFiles.Identity identity) {
+    this.server = server;
+    this.path = path;
+    this.identity = identity;
+  }
+
+  /**
+   * Starts serving on a socket file.
+   *
+   * @param path the final socket path
+   * @param permissions the socket file's permissions
+   * @param services what to serve
+   * @param group the shared event loop group
+   * @param executor where calls run
+   * @param replacing the identity of this plugin's own current socket at the path, which is
+   *     replaced without a liveness probe; null when there is none
+   * @return the running server
+   * @throws ConfigurationException when another live process serves the path, or the path is taken
+   *     by something that is not a socket
+   * @throws IOException when the socket cannot be created
+   */
+  public static UdsServer start(
+      Path path,
+      Set<PosixFilePermission> permissions,
+      List<ServerServiceDefinition> services,
+      EventLoopGroup group,
+      Executor executor,
+      SocketFiles.Identity replacing)
+      throws IOException {
+    if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)
+        && !SocketFiles.sameFile(replacing, SocketFiles.identity(path))) {
+      if (!SocketFiles.isSocket(path)) {
+        throw new ConfigurationException(
+            path + " exists and is not a socket; remove it or choose another plugin directory");
+      }
+      if (SocketFiles.isLive(path)) {
+        throw new ConfigurationException(
+            "another live process is serving "
+                + path
+                + " (a second instance of this plugin?); stop it first: two plugins for one"
+                + " resource would keep replacing each other at the kubelet");
+      }
+      LOG.info("Replacing stale socket {} left by an instance that is gone", path);
+    }
+    Path dir = path.getParent();
+    Path privateDir = createPrivateDir(dir);
+    Path bindPath = privateDir.resolve("s");
+    Server server = null;
+    try {
+      NettyServerBuilder builder =
+          NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(bindPath))
+              .channelType(NioServerDomainSocketChannel.class)
+              .bossEventLoopGroup(group)
+              .workerEventLoopGroup(group)
+              .executor(executor)
+              // grpc-netty sets SO_KEEPALIVE on every accepted channel; Unix sockets do not know
+              // it, and Netty would log a warning per connection. null removes the option.
+              .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+      services.forEach(builder::addService);
+      server = builder.build().start();
+      Files.setPosixFilePermissions(bindPath, permissions);
+      Files.move(bindPath, path, StandardCopyOption.ATOMIC_MOVE);
+      SocketFiles.Identity identity = SocketFiles.identity(path);
+      return new UdsServer(server, path, identity);
+    } catch (IOException | RuntimeException e) {
+      if (server != null) {
+        server.shutdownNow();
+      }
+      throw e;
+    } finally {
+      Files.deleteIfExists(bindPath);
+      Files.deleteIfExists(privateDir);
+    }
+  }
+
+  private static Path createPrivateDir(Path dir) throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      String name = ".dp4j" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+      Path candidate = dir.resolve(name);
+      try {
+        return Files.createDirectory(
+            candidate,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      } catch (FileAlreadyExistsException e) {
+        if (attempt > 10) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /**
+   * The socket path.
+   *
+   * @return the path
+   */
+  public Path path() {
+    return path;
+  }
+
+  /**
+   * Whether the socket file at the path is still the one this server created.
+   *
+   * @return false when it was deleted or replaced
+   */
+  public boolean stillOurs() {
+    return SocketFiles.sameFile(identity, SocketFiles.identity(path));
+  }
+
+  /**
+   * Stops accepting at once but lets running calls finish for a while (the socket file is gone or
+   * replaced already); forces the rest closed after the grace period.
+   *
+   * @param timer schedules the forced close
+   * @param grace how long running calls may continue
+   * @param unit unit of {@code grace}
+   */
+  public void retire(ScheduledExecutorService timer, long grace, TimeUnit unit) {
+    server.shutdown();
+    try {
+      timer.schedule(server::shutdownNow, grace, unit);
+    } catch (RuntimeException shuttingDown) {
+      server.shutdownNow();
+    }
+  }
+
+  /**
+   * Stops the server now and removes its socket file if it is still ours.
+   *
+   * @param awaitMillis how long to wait for the server to terminate
+   */
+  public void close(long awaitMillis) {
+    boolean ours = stillOurs();
+    server.shutdownNow();
+    try {
+      server.awaitTermination(awaitMillis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (ours) {
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        LOG.warn("Could not remove socket {}: {}", path, e.toString());
+      }
+    }
+  }
+
+  /**
+   * The identity of the socket file this server created.
+   *
+   * @return the identity
+   */
+  public SocketFiles.Identity identity() {
+    return identity;
+  }
+}

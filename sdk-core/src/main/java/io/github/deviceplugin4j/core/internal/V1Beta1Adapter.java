@@ -1,0 +1,248 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
+import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.CDIDevice;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationResponse;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginOptions;
+import io.github.deviceplugin4j.api.v1beta1.DeviceSpec;
+import io.github.deviceplugin4j.api.v1beta1.Empty;
+import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
+import io.github.deviceplugin4j.api.v1beta1.NUMANode;
+import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
+import io.github.deviceplugin4j.api.v1beta1.PreStartContainerResponse;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
+import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
+import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
+import io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc;
+import io.github.deviceplugin4j.api.v1beta1.TopologyInfo;
+import io.github.deviceplugin4j.core.ContainerAllocation;
+import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.DeviceNode;
+import io.github.deviceplugin4j.core.Mount;
+import io.grpc.ManagedChannel;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** The {@code v1beta1} device plugin API. */
+public final class V1Beta1Adapter implements ApiAdapter {
+
+  private final String version;
+
+  /**
+   * The adapter.
+   *
+   * @param version the version string sent to the kubelet; {@code "v1beta1"} in production
+   */
+  public V1Beta1Adapter(String version) {
+    this.version = version;
+  }
+
+  @Override
+  public String version() {
+    return version;
+  }
+
+  @Override
+  public String serviceName() {
+    return DevicePluginGrpc.SERVICE_NAME;
+  }
+
+  @Override
+  public Object encodeDevices(List<Device> devices) {
+    ListAndWatchResponse.Builder b = ListAndWatchResponse.newBuilder();
+    for (Device d : devices) {
+      io.github.deviceplugin4j.api.v1beta1.Device.Builder wire =
+          io.github.deviceplugin4j.api.v1beta1.Device.newBuilder()
+              .setID(d.id())
+              .setHealth(d.health().wireValue());
+      if (!d.numaNodes().isEmpty()) {
+        TopologyInfo.Builder topology = TopologyInfo.newBuilder();
+        d.numaNodes().forEach(n -> topology.addNodes(NUMANode.newBuilder().setID(n)));
+        wire.setTopology(topology);
+      }
+      b.addDevices(wire);
+    }
+    return b.build();
+  }
+
+  @Override
+  public int encodedSize(Object message) {
+    return ((ListAndWatchResponse) message).getSerializedSize();
+  }
+
+  @Override
+  public ServerServiceDefinition devicePluginService(PluginEndpoint plugin) {
+    return new Service(plugin).bindService();
+  }
+
+  @Override
+  public CompletableFuture<Void> register(
+      ManagedChannel channel,
+      String resourceName,
+      String endpoint,
+      boolean preStartRequired,
+      boolean preferredAllocationAvailable,
+      Duration deadline) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    RegisterRequest request =
+        RegisterRequest.newBuilder()
+            .setVersion(version)
+            .setEndpoint(endpoint)
+            .setResourceName(resourceName)
+            .setOptions(
+                DevicePluginOptions.newBuilder()
+                    .setPreStartRequired(preStartRequired)
+                    .setGetPreferredAllocationAvailable(preferredAllocationAvailable))
+            .build();
+    RegistrationGrpc.newStub(channel)
+        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
+        .register(
+            request,
+            new StreamObserver<>() {
+              @Override
+              public void onNext(Empty value) {}
+
+              @Override
+              public void onError(Throwable t) {
+                done.completeExceptionally(t);
+              }
+
+              @Override
+              public void onCompleted() {
+                done.complete(null);
+              }
+            });
+    return done;
+  }
+
+  static ContainerAllocateResponse toWire(ContainerAllocation a) {
+    ContainerAllocateResponse.Builder b = ContainerAllocateResponse.newBuilder();
+    b.putAllEnvs(a.env());
+    for (Mount m : a.mounts()) {
+      b.addMounts(
+          io.github.deviceplugin4j.api.v1beta1.Mount.newBuilder()
+              .setContainerPath(m.containerPath())
+              .setHostPath(m.hostPath())
+              .setReadOnly(m.readOnly()));
+    }
+    for (DeviceNode n : a.deviceNodes()) {
+      b.addDevices(
+          DeviceSpec.newBuilder()
+              .setContainerPath(n.containerPath())
+              .setHostPath(n.hostPath())
+              .setPermissions(n.permissions()));
+    }
+    b.putAllAnnotations(a.annotations());
+    for (String cdi : a.cdiDevices()) {
+      b.addCdiDevices(CDIDevice.newBuilder().setName(cdi));
+    }
+    return b.build();
+  }
+
+  /** The DevicePlugin service for one resource. */
+  private final class Service extends DevicePluginGrpc.DevicePluginImplBase {
+    private final PluginEndpoint plugin;
+
+    Service(PluginEndpoint plugin) {
+      this.plugin = plugin;
+    }
+
+    @Override
+    public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> out) {
+      out.onNext(
+          DevicePluginOptions.newBuilder()
+              .setPreStartRequired(plugin.requests().preStartRequired())
+              .setGetPreferredAllocationAvailable(plugin.requests().preferredAllocationAvailable())
+              .build());
+      out.onCompleted();
+    }
+
+    @Override
+    public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
+      Subscriber.attach(
+          (ServerCallStreamObserver<ListAndWatchResponse>) out,
+          s -> (ListAndWatchResponse) s.wire(V1Beta1Adapter.this),
+          plugin.devices());
+    }
+
+    @Override
+    public void getPreferredAllocation(
+        PreferredAllocationRequest request, StreamObserver<PreferredAllocationResponse> out) {
+      List<RequestHandler.PreferredQuery> queries = new ArrayList<>();
+      for (ContainerPreferredAllocationRequest r : request.getContainerRequestsList()) {
+        queries.add(
+            new RequestHandler.PreferredQuery(
+                r.getAvailableDeviceIDsList(),
+                r.getMustIncludeDeviceIDsList(),
+                r.getAllocationSize()));
+      }
+      plugin
+          .requests()
+          .preferred(queries)
+          .whenComplete(
+              (answers, error) -> {
+                if (error != null) {
+                  out.onError(Statuses.of(error));
+                  return;
+                }
+                PreferredAllocationResponse.Builder b = PreferredAllocationResponse.newBuilder();
+                for (List<String> ids : answers) {
+                  b.addContainerResponses(
+                      ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(ids));
+                }
+                out.onNext(b.build());
+                out.onCompleted();
+              });
+    }
+
+    @Override
+    public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
+      List<List<String>> containers = new ArrayList<>();
+      for (ContainerAllocateRequest r : request.getContainerRequestsList()) {
+        containers.add(r.getDevicesIdsList());
+      }
+      plugin
+          .requests()
+          .allocate(containers)
+          .whenComplete(
+              (allocations, error) -> {
+                if (error != null) {
+                  out.onError(Statuses.of(error));
+                  return;
+                }
+                AllocateResponse.Builder b = AllocateResponse.newBuilder();
+                allocations.forEach(a -> b.addContainerResponses(toWire(a)));
+                out.onNext(b.build());
+                out.onCompleted();
+              });
+    }
+
+    @Override
+    public void preStartContainer(
+        PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
+      plugin
+          .requests()
+          .preStart(request.getDevicesIdsList())
+          .whenComplete(
+              (ignored, error) -> {
+                if (error != null) {
+                  out.onError(Statuses.of(error));
+                  return;
+                }
+                out.onNext(PreStartContainerResponse.getDefaultInstance());
+                out.onCompleted();
+              });
+    }
+  }
+}

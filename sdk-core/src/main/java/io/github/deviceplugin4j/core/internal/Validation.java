@@ -1,0 +1,274 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.CdiNames;
+import io.github.deviceplugin4j.core.ContainerAllocation;
+import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.DeviceNode;
+import io.github.deviceplugin4j.core.DeviceUnavailableException;
+import io.github.deviceplugin4j.core.InvalidRequestException;
+import io.github.deviceplugin4j.core.Mount;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** Checks of what the backend publishes and returns, and of what the kubelet asks. */
+public final class Validation {
+
+  /** The kubelet's limit on a device ID. */
+  public static final int MAX_DEVICE_ID = 63;
+
+  private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  private Validation() {}
+
+  /** The devices of a snapshot that may be published, and what was wrong with the others. */
+  public record DeviceCheck(List<Device> accepted, List<String> problems) {}
+
+  /**
+   * Checks every device of a snapshot; bad devices are dropped, the first of repeated IDs kept.
+   *
+   * @param devices the backend's snapshot
+   * @return accepted devices in order, and problems naming the dropped ones
+   */
+  public static DeviceCheck checkDevices(List<Device> devices) {
+    List<Device> accepted = new ArrayList<>(devices.size());
+    List<String> problems = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < devices.size(); i++) {
+      Device d = devices.get(i);
+      if (d == null) {
+        problems.add("device #" + i + " is null; dropped");
+        continue;
+      }
+      String idProblem = deviceIdProblem(d.id());
+      if (idProblem != null) {
+        problems.add(idProblem + "; device dropped");
+        continue;
+      }
+      if (!seen.add(d.id())) {
+        problems.add("device ID \"" + d.id() + "\" is repeated; only the first is kept");
+        continue;
+      }
+      List<String> allocationProblems = allocationProblems(d.allocation());
+      if (!allocationProblems.isEmpty()) {
+        problems.add("device \"" + d.id() + "\" dropped: " + String.join(", ", allocationProblems));
+        continue;
+      }
+      accepted.add(d);
+    }
+    return new DeviceCheck(accepted, problems);
+  }
+
+  /**
+   * Why a device ID is not acceptable.
+   *
+   * @param id the ID
+   * @return the problem, or null when fine
+   */
+  public static String deviceIdProblem(String id) {
+    if (id.isEmpty()) {
+      return "device ID is empty";
+    }
+    if (id.length() > MAX_DEVICE_ID) {
+      return "device ID \""
+          + id
+          + "\" is "
+          + id.length()
+          + " characters; the kubelet allows at most "
+          + MAX_DEVICE_ID;
+    }
+    for (int i = 0; i < id.length(); i++) {
+      if (Character.isISOControl(id.charAt(i))) {
+        return "device ID \""
+            + id.replaceAll("\\p{Cntrl}", "?")
+            + "\" contains a control character";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Everything wrong with an allocation a backend returned or attached to a device.
+   *
+   * @param allocation the allocation
+   * @return problems naming the offending values; empty when fine
+   */
+  public static List<String> allocationProblems(ContainerAllocation allocation) {
+    List<String> problems = new ArrayList<>();
+    for (Map.Entry<String, String> e : allocation.env().entrySet()) {
+      if (!ENV_NAME.matcher(e.getKey()).matches()) {
+        problems.add(
+            "environment variable name \""
+                + e.getKey()
+                + "\" is invalid (expected [A-Za-z_][A-Za-z0-9_]*)");
+      }
+      if (e.getValue().indexOf('\0') >= 0) {
+        problems.add("environment variable " + e.getKey() + " contains a NUL character");
+      }
+    }
+    for (Mount m : allocation.mounts()) {
+      addPathProblem(problems, "mount container path", m.containerPath());
+      addPathProblem(problems, "mount host path", m.hostPath());
+    }
+    for (DeviceNode n : allocation.deviceNodes()) {
+      addPathProblem(problems, "device node container path", n.containerPath());
+      addPathProblem(problems, "device node host path", n.hostPath());
+      String p = permissionsProblem(n.permissions());
+      if (p != null) {
+        problems.add("device node " + n.hostPath() + ": " + p);
+      }
+    }
+    for (String key : allocation.annotations().keySet()) {
+      if (key.isEmpty()) {
+        problems.add("annotation key is empty");
+      }
+    }
+    for (String cdi : allocation.cdiDevices()) {
+      String p = CdiNames.problem(cdi);
+      if (p != null) {
+        problems.add(p);
+      }
+    }
+    return problems;
+  }
+
+  private static void addPathProblem(List<String> problems, String what, String path) {
+    String p = pathProblem(path);
+    if (p != null) {
+      problems.add(what + " \"" + path + "\" " + p);
+    }
+  }
+
+  /**
+   * Why a path is not an acceptable absolute path.
+   *
+   * @param path the path
+   * @return the problem, or null when fine
+   */
+  public static String pathProblem(String path) {
+    if (path.isEmpty()) {
+      return "is empty";
+    }
+    if (path.charAt(0) != '/') {
+      return "is not absolute";
+    }
+    if (path.indexOf('\0') >= 0) {
+      return "contains a NUL character";
+    }
+    for (String segment : path.split("/")) {
+      if (segment.equals("..")) {
+        return "contains a '..' segment";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Why cgroup device permissions are not acceptable.
+   *
+   * @param permissions e.g. {@code "rw"}
+   * @return the problem, or null when fine
+   */
+  public static String permissionsProblem(String permissions) {
+    if (permissions.isEmpty()) {
+      return "permissions are empty (expected a combination of r, w and m)";
+    }
+    Set<Character> seen = new HashSet<>();
+    for (char c : permissions.toCharArray()) {
+      if (c != 'r' && c != 'w' && c != 'm') {
+        return "permissions \""
+            + permissions
+            + "\" contain '"
+            + c
+            + "' (only r, w and m are allowed)";
+      }
+      if (!seen.add(c)) {
+        return "permissions \"" + permissions + "\" repeat '" + c + "'";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Resolves the device IDs of a request against a snapshot.
+   *
+   * @param what names the request part in messages, e.g. {@code "container request 0"}
+   * @param resource the resource name, for messages
+   * @param ids the IDs the kubelet sent
+   * @param snapshot the devices the kubelet was told about
+   * @param requireHealthy whether unhealthy devices make the request fail
+   * @return the devices in request order
+   * @throws InvalidRequestException for no IDs, empty, repeated or unknown IDs
+   * @throws DeviceUnavailableException for unhealthy devices when {@code requireHealthy}
+   */
+  public static List<Device> resolve(
+      String what, String resource, List<String> ids, Snapshot snapshot, boolean requireHealthy) {
+    if (ids.isEmpty()) {
+      throw new InvalidRequestException(what + " for " + resource + " names no devices", List.of());
+    }
+    Set<String> seen = new HashSet<>();
+    Set<String> repeated = new LinkedHashSet<>();
+    Set<String> unknown = new LinkedHashSet<>();
+    Set<String> unhealthy = new LinkedHashSet<>();
+    List<Device> devices = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      if (!seen.add(id)) {
+        repeated.add(id);
+        continue;
+      }
+      Device d = snapshot.byId().get(id);
+      if (d == null) {
+        unknown.add(id);
+      } else {
+        if (!d.isHealthy()) {
+          unhealthy.add(id);
+        }
+        devices.add(d);
+      }
+    }
+    if (!unknown.isEmpty()) {
+      throw new InvalidRequestException(
+          what
+              + " for "
+              + resource
+              + " names unknown device IDs "
+              + quote(unknown)
+              + " (the plugin advertises "
+              + snapshot.devices().size()
+              + " devices)",
+          List.copyOf(unknown));
+    }
+    if (!repeated.isEmpty()) {
+      throw new InvalidRequestException(
+          what + " for " + resource + " repeats device IDs " + quote(repeated),
+          List.copyOf(repeated));
+    }
+    if (requireHealthy && !unhealthy.isEmpty()) {
+      throw new DeviceUnavailableException(
+          what + " for " + resource + " names unhealthy devices " + quote(unhealthy),
+          List.copyOf(unhealthy));
+    }
+    return devices;
+  }
+
+  /**
+   * Formats IDs for a message: {@code ["a", "b"]}.
+   *
+   * @param ids the IDs
+   * @return the formatted list
+   */
+  public static String quote(Iterable<String> ids) {
+    StringBuilder sb = new StringBuilder("[");
+    for (String id : ids) {
+      if (sb.length() > 1) {
+        sb.append(", ");
+      }
+      sb.append('"').append(id).append('"');
+    }
+    return sb.append(']').toString();
+  }
+}

@@ -1,0 +1,21 @@
+package io.github.deviceplugin4j.core.podresources;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The resources the kubelet assigned to one pod.
+ *
+ * @param namespace the pod's namespace
+ * @param name the pod's name
+ * @param containers its containers
+ */
+public record PodResources(String namespace, String name, List<ContainerResources> containers) {
+
+  /** Checks for nulls and copies the list. */
+  public PodResources {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    containers = List.copyOf(containers);
+  }
+}

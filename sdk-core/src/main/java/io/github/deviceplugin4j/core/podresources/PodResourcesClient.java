@@ -1,0 +1,280 @@
+package io.github.deviceplugin4j.core.podresources;
+
+import io.github.deviceplugin4j.api.podresources.v1.AllocatableResourcesRequest;
+import io.github.deviceplugin4j.api.podresources.v1.GetPodResourcesRequest;
+import io.github.deviceplugin4j.api.podresources.v1.GetPodResourcesResponse;
+import io.github.deviceplugin4j.api.podresources.v1.ListPodResourcesRequest;
+import io.github.deviceplugin4j.api.podresources.v1.NUMANode;
+import io.github.deviceplugin4j.api.podresources.v1.PodResourcesListerGrpc;
+import io.github.deviceplugin4j.api.podresources.v1.TopologyInfo;
+import io.github.deviceplugin4j.core.internal.Threads;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioDomainSocketChannel;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * A client of the kubelet's PodResources API ({@code v1.PodResourcesLister}) on its Unix socket.
+ * Thread-safe; close it when done (it owns one event loop thread).
+ *
+ * <pre>{@code
+ * try (PodResourcesClient client = PodResourcesClient.connect()) {
+ *   Optional<DeviceOwner> owner = client.ownerOf("vendor.example.com/fpga", "port0");
+ * }
+ * }</pre>
+ *
+ * <p>The kubelet rate-limits this service (about 100 calls per second, bursts of 10); a call over
+ * the limit fails with {@link PodResourcesException#code()} {@code RESOURCE_EXHAUSTED}.
+ */
+public final class PodResourcesClient implements AutoCloseable {
+
+  /** The kubelet's default PodResources socket. */
+  public static final Path DEFAULT_SOCKET = Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+
+  /** Environment variable overriding the socket for {@link #connect()}. */
+  public static final String ENV_SOCKET = "POD_RESOURCES_SOCKET";
+
+  private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Path socket;
+  private final Duration timeout;
+  private final EventLoopGroup group;
+  private final ExecutorService executor;
+  private final ManagedChannel channel;
+
+  private PodResourcesClient(Path socket, Duration timeout) {
+    this.socket = socket;
+    this.timeout = timeout;
+    this.group =
+        new MultiThreadIoEventLoopGroup(
+            1, Threads.factory("podresources-eventloop", true), NioIoHandler.newFactory());
+    this.executor = Executors.newCachedThreadPool(Threads.factory("podresources", true));
+    this.channel =
+        NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
+            .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
+            .eventLoopGroup(group)
+            .executor(executor)
+            .offloadExecutor(executor)
+            .usePlaintext()
+            .withOption(ChannelOption.SO_KEEPALIVE, null)
+            .build();
+  }
+
+  /**
+   * A client on the socket named by the environment variable {@code POD_RESOURCES_SOCKET}, else
+   * {@code /var/lib/kubelet/pod-resources/kubelet.sock}. Connects lazily.
+   *
+   * @return the client
+   */
+  public static PodResourcesClient connect() {
+    String env = System.getenv(ENV_SOCKET);
+    return connect(env == null || env.isBlank() ? DEFAULT_SOCKET : Path.of(env.trim()));
+  }
+
+  /**
+   * A client on a socket, with a 10 second deadline per call. Connects lazily.
+   *
+   * @param socket the kubelet's PodResources socket
+   * @return the client
+   */
+  public static PodResourcesClient connect(Path socket) {
+    return connect(socket, DEFAULT_TIMEOUT);
+  }
+
+  /**
+   * A client on a socket with a deadline per call. Connects lazily.
+   *
+   * @param socket the kubelet's PodResources socket
+   * @param timeout deadline of each call
+   * @return the client
+   */
+  public static PodResourcesClient connect(Path socket, Duration timeout) {
+    Objects.requireNonNull(socket, "socket");
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+    }
+    return new PodResourcesClient(socket.toAbsolutePath(), timeout);
+  }
+
+  /**
+   * The socket this client talks to.
+   *
+   * @return the path
+   */
+  public Path socket() {
+    return socket;
+  }
+
+  /**
+   * Every pod with the resources assigned to its containers ({@code List}).
+   *
+   * @return the pods
+   * @throws PodResourcesException when the call fails
+   */
+  public List<PodResources> list() {
+    return call(
+        "List",
+        () ->
+            stub().list(ListPodResourcesRequest.getDefaultInstance()).getPodResourcesList().stream()
+                .map(PodResourcesClient::convert)
+                .toList());
+  }
+
+  /**
+   * Every device the kubelet can allocate, per resource ({@code GetAllocatableResources}).
+   *
+   * @return allocatable devices
+   * @throws PodResourcesException when the call fails
+   */
+  public List<ContainerDevices> allocatable() {
+    return call(
+        "GetAllocatableResources",
+        () ->
+            stub()
+                .getAllocatableResources(AllocatableResourcesRequest.getDefaultInstance())
+                .getDevicesList()
+                .stream()
+                .map(PodResourcesClient::convert)
+                .toList());
+  }
+
+  /**
+   * One pod's resources ({@code Get}; the kubelet's {@code KubeletPodResourcesGet} feature must be
+   * on).
+   *
+   * @param namespace the pod's namespace
+   * @param name the pod's name
+   * @return the pod, or empty when the kubelet does not know it
+   * @throws PodResourcesException when the call fails otherwise
+   */
+  public Optional<PodResources> get(String namespace, String name) {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    GetPodResourcesRequest request =
+        GetPodResourcesRequest.newBuilder().setPodNamespace(namespace).setPodName(name).build();
+    try {
+      GetPodResourcesResponse response =
+          stub().withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).get(request);
+      return response.hasPodResources()
+          ? Optional.of(convert(response.getPodResources()))
+          : Optional.empty();
+    } catch (StatusRuntimeException e) {
+      Status s = e.getStatus();
+      String d = String.valueOf(s.getDescription()).toLowerCase(java.util.Locale.ROOT);
+      if (s.getCode() == Status.Code.NOT_FOUND || d.contains("not found")) {
+        return Optional.empty();
+      }
+      throw failure("Get", e);
+    }
+  }
+
+  /**
+   * Which container holds a device, from {@link #list()}.
+   *
+   * @param resourceName e.g. {@code vendor.example.com/fpga}
+   * @param deviceId the device ID
+   * @return the owner, or empty when no container holds the device
+   * @throws PodResourcesException when the call fails
+   */
+  public Optional<DeviceOwner> ownerOf(String resourceName, String deviceId) {
+    Objects.requireNonNull(resourceName, "resourceName");
+    Objects.requireNonNull(deviceId, "deviceId");
+    for (PodResources pod : list()) {
+      for (ContainerResources c : pod.containers()) {
+        for (ContainerDevices d : c.devices()) {
+          if (d.resourceName().equals(resourceName) && d.deviceIds().contains(deviceId)) {
+            return Optional.of(new DeviceOwner(pod.namespace(), pod.name(), c.name()));
+          }
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Closes the connection and stops the client's threads. */
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+    executor.shutdownNow();
+  }
+
+  private PodResourcesListerGrpc.PodResourcesListerBlockingStub stub() {
+    return PodResourcesListerGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private <T> T call(String method, Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (StatusRuntimeException e) {
+      throw failure(method, e);
+    }
+  }
+
+  private PodResourcesException failure(String method, StatusRuntimeException e) {
+    Status s = e.getStatus();
+    String hint = "";
+    if (s.getCode() == Status.Code.UNAVAILABLE && !Files.exists(socket)) {
+      hint = " (the socket does not exist: is the kubelet running and " + socket + " mounted?)";
+    } else if (s.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+      hint = " (the kubelet rate-limits PodResources calls; call less often)";
+    }
+    return new PodResourcesException(
+        "PodResources "
+            + method
+            + " on "
+            + socket
+            + " failed: "
+            + s.getCode()
+            + (s.getDescription() == null ? "" : ": " + s.getDescription())
+            + hint,
+        s.getCode().name(),
+        e);
+  }
+
+  private static PodResources convert(io.github.deviceplugin4j.api.podresources.v1.PodResources p) {
+    return new PodResources(
+        p.getNamespace(),
+        p.getName(),
+        p.getContainersList().stream()
+            .map(
+                c ->
+                    new ContainerResources(
+                        c.getName(),
+                        c.getDevicesList().stream().map(PodResourcesClient::convert).toList(),
+                        c.getCpuIdsList()))
+            .toList());
+  }
+
+  private static ContainerDevices convert(
+      io.github.deviceplugin4j.api.podresources.v1.ContainerDevices d) {
+    TopologyInfo t = d.getTopology();
+    return new ContainerDevices(
+        d.getResourceName(),
+        d.getDeviceIdsList(),
+        t.getNodesList().stream().map(NUMANode::getID).toList());
+  }
+}

@@ -1,0 +1,83 @@
+package io.github.deviceplugin4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Registration;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Measures how long the plugin takes to be registered again after a kubelet restart, over 100
+ * restarts, and prints p50/p99/max. Only a generous bound is asserted: the point is the numbers.
+ */
+class ReRegistrationTimingTest {
+
+  private static final String RESOURCE = "example.com/dev";
+  private static final int RESTARTS = 100;
+
+  @TempDir Path dir;
+
+  @Test
+  void reRegistersQuicklyAfterEachKubeletRestart() {
+    RecordingListener listener = new RecordingListener();
+    List<Double> fromServed = new ArrayList<>();
+    List<Double> fromRestartCall = new ArrayList<>();
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(dir)
+                .registrationMode(RegistrationMode.LEGACY)
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .listener(listener)
+                .start()) {
+      kubelet.awaitRegistration(RESOURCE, Duration.ofSeconds(10));
+      await().atMost(Duration.ofSeconds(10)).until(host::isReady);
+      for (int i = 0; i < RESTARTS; i++) {
+        int before = listener.registeredNanos.size();
+        long t0 = System.nanoTime();
+        Instant served = kubelet.restart();
+        Registration r = kubelet.awaitRegistrationAfter(RESOURCE, served, Duration.ofSeconds(10));
+        fast().until(() -> listener.registeredNanos.size() > before);
+        fromServed.add(Duration.between(served, r.at()).toNanos() / 1e6);
+        fromRestartCall.add((listener.registeredNanos.get(before) - t0) / 1e6);
+        fast().until(host::isReady);
+      }
+    }
+    String report =
+        String.format(
+            "Re-registration after %d kubelet restarts: kubelet.sock served -> kubelet registered"
+                + " the plugin: %s; restart() called -> plugin's onRegistered: %s",
+            RESTARTS, stats(fromServed), stats(fromRestartCall));
+    System.out.println(report);
+    assertThat(percentile(fromServed, 99)).as(report).isLessThan(2000.0);
+    assertThat(listener.count("registered")).isEqualTo(RESTARTS + 1);
+  }
+
+  private static org.awaitility.core.ConditionFactory fast() {
+    return await()
+        .atMost(Duration.ofSeconds(10))
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(1));
+  }
+
+  private static String stats(List<Double> ms) {
+    return String.format(
+        "p50 %.2f ms, p99 %.2f ms, max %.2f ms",
+        percentile(ms, 50), percentile(ms, 99), Collections.max(ms));
+  }
+
+  private static double percentile(List<Double> values, int p) {
+    List<Double> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+  }
+}

@@ -1,0 +1,109 @@
+package io.github.deviceplugin4j.examples.fpga;
+
+import io.github.deviceplugin4j.examples.common.Settings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Settings of the FPGA plugin.
+ *
+ * <table>
+ * <caption>Settings; flags win over environment variables, which win over the file</caption>
+ * <tr><th>key / flag</th><th>environment</th><th>default</th><th>meaning</th></tr>
+ * <tr><td>{@code --root}</td><td>{@code FPGA_ROOT}</td><td>{@code /}</td>
+ *     <td>where {@code sys/} and {@code dev/} are found</td></tr>
+ * <tr><td>{@code --mode}</td><td>{@code FPGA_MODE}</td><td>{@code af}</td>
+ *     <td>{@code af}: one resource per accelerator function ID; {@code region}: one per region
+ *     interface ID</td></tr>
+ * <tr><td>{@code --domain}</td><td>{@code FPGA_DOMAIN}</td><td>{@code fpga.example.com}</td>
+ *     <td>domain of the resource names</td></tr>
+ * <tr><td>{@code --poll-interval}</td><td>{@code FPGA_POLL_INTERVAL}</td><td>{@code 5s}</td>
+ *     <td>how often sysfs is read again</td></tr>
+ * <tr><td>{@code --ready-file}</td><td>{@code FPGA_READY_FILE}</td>
+ *     <td>{@code /tmp/deviceplugin4j.ready}</td>
+ *     <td>written once every resource is registered (for the readiness probe)</td></tr>
+ * <tr><td>{@code --config}</td><td>{@code FPGA_CONFIG}</td><td>none</td>
+ *     <td>a properties file with the keys above (without {@code --})</td></tr>
+ * </table>
+ *
+ * @param root the root directory ({@code /} on a node)
+ * @param mode how ports are grouped into resources
+ * @param domain the resource names' domain
+ * @param pollInterval how often sysfs is read again
+ * @param readyFile the readiness file
+ */
+public record FpgaConfig(
+    Path root, Mode mode, String domain, Duration pollInterval, Path readyFile) {
+
+  /** How ports are grouped into resources. */
+  public enum Mode {
+    /** One resource per accelerator function ({@code afu_id}): {@code <domain>/af-<afu id>}. */
+    AF,
+    /** One resource per region interface ({@code compat_id}): {@code <domain>/region-<id>}. */
+    REGION
+  }
+
+  /** Checks for nulls and a positive poll interval. */
+  public FpgaConfig {
+    Objects.requireNonNull(root, "root");
+    Objects.requireNonNull(mode, "mode");
+    Objects.requireNonNull(domain, "domain");
+    Objects.requireNonNull(pollInterval, "pollInterval");
+    Objects.requireNonNull(readyFile, "readyFile");
+    if (pollInterval.isNegative() || pollInterval.isZero()) {
+      throw new IllegalArgumentException("pollInterval must be positive, was " + pollInterval);
+    }
+  }
+
+  /**
+   * The defaults, with another root (what tests and the demo use).
+   *
+   * @param root the root directory
+   * @return the settings
+   */
+  public static FpgaConfig defaults(Path root) {
+    return new FpgaConfig(
+        root,
+        Mode.AF,
+        "fpga.example.com",
+        Duration.ofSeconds(5),
+        Path.of("/tmp/deviceplugin4j.ready"));
+  }
+
+  /**
+   * Reads the settings from flags, environment variables and an optional file.
+   *
+   * @param args command-line flags, {@code --key=value}
+   * @param env the environment, usually {@link System#getenv()}
+   * @return the settings
+   * @throws IllegalArgumentException naming the bad flag, key or value
+   */
+  public static FpgaConfig parse(String[] args, Map<String, String> env) {
+    Map<String, String> defaults = new LinkedHashMap<>();
+    defaults.put("root", "/");
+    defaults.put("mode", "af");
+    defaults.put("domain", "fpga.example.com");
+    defaults.put("poll-interval", "5s");
+    defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
+    Settings s = Settings.parse(args, env, "FPGA_", defaults);
+    return new FpgaConfig(
+        Path.of(s.get("root")),
+        s.choice("mode", Mode.class),
+        s.get("domain"),
+        s.duration("poll-interval"),
+        Path.of(s.get("ready-file")));
+  }
+
+  /**
+   * The resource name for a function or interface ID in this mode.
+   *
+   * @param functionId an AFU ID ({@link Mode#AF}) or a region interface ID ({@link Mode#REGION})
+   * @return e.g. {@code fpga.example.com/af-d8424dc4a4a3c413f89e433683f9040b}
+   */
+  public String resourceName(String functionId) {
+    return domain + "/" + (mode == Mode.AF ? "af-" : "region-") + functionId;
+  }
+}

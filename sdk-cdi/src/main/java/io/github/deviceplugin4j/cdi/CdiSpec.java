@@ -20,10 +20,10 @@ import java.util.Objects;
 /**
  * One CDI spec: a kind ({@code vendor/class}) and the container edits of each of its devices.
  *
- * <p>Built with {@link #builder(String)}; {@link #build()} checks the kind and device names against
- * the CDI rules and the edits the way the core checks an allocation (absolute paths without {@code
- * ..}, permissions from {@code r}, {@code w}, {@code m}, valid variable names), so a spec that a
- * container runtime would refuse is never written.
+ * <p>Built with {@link #builder(String)}; {@link Builder#build()} checks the kind and device names
+ * against the CDI rules and the edits the way the core checks an allocation (absolute paths without
+ * {@code ..}, permissions from {@code r}, {@code w}, {@code m}, valid variable names), so a spec
+ * that a container runtime would refuse is never written.
  */
 public final class CdiSpec {
 

@@ -14,7 +14,13 @@ import java.util.Objects;
 public record AllocationRequest(
     String resourceName, List<Device> devices, ContainerAllocation defaultAllocation) {
 
-  /** Checks for nulls and copies the list. */
+  /**
+   * Checks for nulls and copies the list.
+   *
+   * @param resourceName see {@link #resourceName()}
+   * @param devices see {@link #devices()}
+   * @param defaultAllocation see {@link #defaultAllocation()}
+   */
   public AllocationRequest {
     Objects.requireNonNull(resourceName, "resourceName");
     devices = List.copyOf(Objects.requireNonNull(devices, "devices"));

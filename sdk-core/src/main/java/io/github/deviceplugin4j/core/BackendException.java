@@ -10,7 +10,10 @@ public class BackendException extends DevicePluginException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The operation that failed, e.g. {@code "Allocate"}. */
   private final String operation;
+
+  /** Whether the backend did not answer within the configured timeout. */
   private final boolean timedOut;
 
   /**

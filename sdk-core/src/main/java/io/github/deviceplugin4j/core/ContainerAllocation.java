@@ -29,7 +29,15 @@ public record ContainerAllocation(
   private static final ContainerAllocation EMPTY =
       new ContainerAllocation(Map.of(), List.of(), List.of(), Map.of(), List.of());
 
-  /** Makes unmodifiable copies; content is validated by the core, not here. */
+  /**
+   * Makes unmodifiable copies; content is validated by the core, not here.
+   *
+   * @param env see {@link #env()}
+   * @param mounts see {@link #mounts()}
+   * @param deviceNodes see {@link #deviceNodes()}
+   * @param annotations see {@link #annotations()}
+   * @param cdiDevices see {@link #cdiDevices()}
+   */
   public ContainerAllocation {
     env = copy(env, "env");
     mounts = List.copyOf(Objects.requireNonNull(mounts, "mounts"));

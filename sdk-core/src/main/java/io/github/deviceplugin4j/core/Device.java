@@ -27,7 +27,14 @@ import java.util.TreeSet;
 public record Device(
     String id, Health health, List<Integer> numaNodes, ContainerAllocation allocation) {
 
-  /** Checks for nulls, sorts and de-duplicates the NUMA nodes. */
+  /**
+   * Checks for nulls, sorts and de-duplicates the NUMA nodes.
+   *
+   * @param id see {@link #id()}
+   * @param health see {@link #health()}
+   * @param numaNodes see {@link #numaNodes()}
+   * @param allocation see {@link #allocation()}
+   */
   public Device {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(health, "health");

@@ -37,7 +37,9 @@ public interface DeviceBackend {
 
   /**
    * The complete current device list. May be slow (it may read sysfs); it is never called on the
-   * kubelet's request path. An exception is logged and reported, and the last good list stays.
+   * kubelet's request path. It is called from the core's threads, and a rescan requested while a
+   * call runs may overlap it: keep it safe to call concurrently. An exception is logged and
+   * reported, and the last good list stays.
    *
    * @return every device of the resource, healthy or not
    * @throws Exception when discovery fails

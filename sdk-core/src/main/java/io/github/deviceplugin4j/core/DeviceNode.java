@@ -14,7 +14,13 @@ import java.util.Objects;
  */
 public record DeviceNode(String containerPath, String hostPath, String permissions) {
 
-  /** Checks for nulls; content is validated by the core when the device is published. */
+  /**
+   * Checks for nulls; content is validated by the core when the device is published.
+   *
+   * @param containerPath see {@link #containerPath()}
+   * @param hostPath see {@link #hostPath()}
+   * @param permissions see {@link #permissions()}
+   */
   public DeviceNode {
     Objects.requireNonNull(containerPath, "containerPath");
     Objects.requireNonNull(hostPath, "hostPath");

@@ -5,6 +5,7 @@ import io.github.deviceplugin4j.core.internal.ApiVersions;
 import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
+import io.github.deviceplugin4j.core.internal.StopSignals;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -66,6 +67,11 @@ public final class DevicePluginHost implements AutoCloseable {
 
   /** Environment variable overriding the registry directory when the builder does not set it. */
   public static final String ENV_REGISTRY_DIR = "PLUGINS_REGISTRY_DIR";
+
+  /**
+   * After a stop signal, how long {@code run()}'s JVM may take to end before the signal's default.
+   */
+  private static final Duration EXIT_FALLBACK = Duration.ofSeconds(5);
 
   private final HostEngine engine;
   private final CountDownLatch closed = new CountDownLatch(1);
@@ -360,10 +366,41 @@ public final class DevicePluginHost implements AutoCloseable {
      * Starts the host and blocks until the JVM is asked to stop (SIGTERM, SIGINT) or the thread is
      * interrupted, then closes it. For {@code main}.
      *
+     * <p>On SIGTERM or SIGINT the host closes (its sockets are removed) and this method returns, so
+     * a {@code main} that ends after it exits with status 0, as Kubernetes expects of a pod that
+     * stopped cleanly. The library never calls {@code System.exit}: if another non-daemon thread
+     * keeps the JVM alive 5 seconds later, the signal's default action follows (status 143 for
+     * SIGTERM). Where {@code sun.misc.Signal} is unavailable a shutdown hook closes the host and
+     * the status is the JVM's (143).
+     *
      * @throws ConfigurationException when the configuration is invalid
      */
     public void run() {
-      DevicePluginHost host = start();
+      // SIGTERM/SIGINT close the host and let run() return, so main ends with status 0; the hook
+      // covers every other way the JVM stops (System.exit elsewhere, or no signal support). The
+      // handlers are in place before start(), so a signal during startup stops the host too.
+      java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      StopSignals signals =
+          StopSignals.install(
+              () -> {
+                LOG.info("Stop signal received; stopping");
+                DevicePluginHost h = running.get();
+                if (h != null) {
+                  h.close();
+                }
+              });
+      DevicePluginHost host;
+      try {
+        host = start();
+      } catch (RuntimeException e) {
+        signals.restore(EXIT_FALLBACK);
+        throw e;
+      }
+      running.set(host);
+      if (signals.received()) {
+        host.close();
+      }
       Thread hook = new Thread(host::close, "deviceplugin4j-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
       try {
@@ -378,6 +415,7 @@ public final class DevicePluginHost implements AutoCloseable {
         } catch (IllegalStateException shuttingDown) {
           // the JVM is stopping; the hook is running or ran
         }
+        signals.restore(EXIT_FALLBACK);
       }
     }
 

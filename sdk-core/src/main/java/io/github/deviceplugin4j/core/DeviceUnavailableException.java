@@ -10,6 +10,7 @@ public class DeviceUnavailableException extends DevicePluginException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The device IDs that cannot be used (unhealthy). */
   private final List<String> deviceIds;
 
   /**

@@ -13,6 +13,7 @@ public class InvalidBackendDataException extends BackendException {
 
   private static final long serialVersionUID = 1L;
 
+  /** Each problem found, naming the offending value. */
   private final List<String> problems;
 
   /**

@@ -11,6 +11,7 @@ public class InvalidRequestException extends DevicePluginException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The device IDs that made the request invalid; may be empty. */
   private final List<String> deviceIds;
 
   /**

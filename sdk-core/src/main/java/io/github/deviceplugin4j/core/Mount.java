@@ -11,7 +11,13 @@ import java.util.Objects;
  */
 public record Mount(String containerPath, String hostPath, boolean readOnly) {
 
-  /** Checks for nulls; content is validated by the core when the device is published. */
+  /**
+   * Checks for nulls; content is validated by the core when the device is published.
+   *
+   * @param containerPath see {@link #containerPath()}
+   * @param hostPath see {@link #hostPath()}
+   * @param readOnly see {@link #readOnly()}
+   */
   public Mount {
     Objects.requireNonNull(containerPath, "containerPath");
     Objects.requireNonNull(hostPath, "hostPath");

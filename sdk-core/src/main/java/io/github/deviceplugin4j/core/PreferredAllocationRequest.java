@@ -15,7 +15,14 @@ import java.util.Objects;
 public record PreferredAllocationRequest(
     String resourceName, List<Device> available, List<Device> mustInclude, int size) {
 
-  /** Checks for nulls and copies the lists. */
+  /**
+   * Checks for nulls and copies the lists.
+   *
+   * @param resourceName see {@link #resourceName()}
+   * @param available see {@link #available()}
+   * @param mustInclude see {@link #mustInclude()}
+   * @param size see {@link #size()}
+   */
   public PreferredAllocationRequest {
     Objects.requireNonNull(resourceName, "resourceName");
     available = List.copyOf(Objects.requireNonNull(available, "available"));

@@ -8,7 +8,9 @@ import java.util.List;
  * policies are in {@link AllocationPolicies}.
  *
  * <p>The answer is checked before it is sent: it must hold {@code size} distinct available device
- * IDs including every must-include one.
+ * IDs including every must-include one. A failed call (an exception, or an answer that breaks these
+ * rules) fails the pod's admission at the kubelet ({@code UnexpectedAdmissionError}), so return a
+ * valid choice rather than throw; the {@link AllocationPolicies} never throw.
  */
 @FunctionalInterface
 public interface PreferredAllocator {
@@ -18,7 +20,7 @@ public interface PreferredAllocator {
    *
    * @param request what the kubelet offers
    * @return the preferred device IDs
-   * @throws Exception to fail this call only; the kubelet then chooses on its own
+   * @throws Exception to fail this call; the kubelet then rejects the pod being admitted
    */
   List<String> preferredAllocation(PreferredAllocationRequest request) throws Exception;
 }

@@ -11,7 +11,10 @@ public class RegistrationException extends DevicePluginException {
 
   private static final long serialVersionUID = 1L;
 
+  /** API versions the kubelet said it supports; empty when unknown. */
   private final List<String> kubeletVersions;
+
+  /** API versions this SDK offered, in preference order. */
   private final List<String> sdkVersions;
 
   /**

@@ -32,7 +32,19 @@ public record ResourceStatus(
     int healthyDevices,
     Path socket) {
 
-  /** Checks for nulls where a value is required. */
+  /**
+   * Checks for nulls where a value is required.
+   *
+   * @param resourceName see {@link #resourceName()}
+   * @param registered see {@link #registered()}
+   * @param mode see {@link #mode()}
+   * @param registrations see {@link #registrations()}
+   * @param lastRegistered see {@link #lastRegistered()}
+   * @param lastError see {@link #lastError()}
+   * @param totalDevices see {@link #totalDevices()}
+   * @param healthyDevices see {@link #healthyDevices()}
+   * @param socket see {@link #socket()}
+   */
   public ResourceStatus {
     Objects.requireNonNull(resourceName, "resourceName");
     Objects.requireNonNull(mode, "mode");

@@ -1066,7 +1066,7 @@ public final class FakeKubelet implements AutoCloseable {
       String resource, Path socket, Registration.Mode mode, String version, Path registrySocket)
       throws ConnectException {
     ManagedChannel channel = transport.channel(socket);
-    allChannels.add(channel);
+    track(channel);
     boolean ready;
     try {
       ready =
@@ -1157,6 +1157,15 @@ public final class FakeKubelet implements AutoCloseable {
       old.channel.shutdownNow();
     }
     return ep.registration;
+  }
+
+  /**
+   * Keeps a channel to a plugin for {@link #close()} and {@link #verifyClosed()}; channels that
+   * have terminated are dropped, so a fake that sees thousands of registrations stays flat.
+   */
+  void track(ManagedChannel channel) {
+    allChannels.removeIf(ManagedChannel::isTerminated);
+    allChannels.add(channel);
   }
 
   <S extends io.grpc.stub.AbstractStub<S>> S withTimeout(S stub) {

@@ -109,7 +109,7 @@ final class WatcherRegistrar {
 
   private void registerNow(Path socket, long begun) {
     ManagedChannel channel = k.transport.channel(socket);
-    k.allChannels.add(channel);
+    k.track(channel);
     try {
       boolean ready;
       try {

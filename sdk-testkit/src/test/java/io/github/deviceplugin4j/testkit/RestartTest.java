@@ -43,6 +43,33 @@ class RestartTest {
     }
   }
 
+  /**
+   * A fake that sees many restarts and re-registrations (e.g. a long {@code fake-kubelet serve}
+   * session, or the reliability soak) used to keep every terminated channel and every cancelled
+   * grace-period timer (5 minutes each) in memory.
+   */
+  @Test
+  void manyRestartsRetainNeitherTerminatedChannelsNorCancelledTimers() throws Exception {
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("foo.sock")).devices(TestPlugin.healthyDevices(1))) {
+      plugin.start().register(kubelet.kubeletSocket());
+      kubelet.awaitDevices(RES, l -> l.size() == 1, WAIT);
+      for (int i = 0; i < 50; i++) {
+        Instant restarted = kubelet.restart();
+        plugin.start().register(kubelet.kubeletSocket());
+        kubelet.awaitRegistrationAfter(RES, restarted, WAIT);
+      }
+      assertThat(kubelet.registrations()).hasSize(51);
+      assertThat(kubelet.allChannels).as("channels kept").hasSizeLessThanOrEqualTo(3);
+      assertThat(
+              ((java.util.concurrent.ScheduledThreadPoolExecutor) kubelet.transport.scheduler())
+                  .getQueue())
+          .as("timers queued")
+          .hasSizeLessThanOrEqualTo(2);
+    }
+  }
+
   @Test
   void restartDropsPluginsDeletesSocketsAndServesAgain() throws Exception {
     try (FakeKubelet kubelet = FakeKubelet.start(dir);

@@ -68,6 +68,7 @@ public final class DeviceState {
   private volatile Snapshot current;
   private volatile boolean closed;
   private volatile long lastChangeNanos = System.nanoTime() - Long.MAX_VALUE / 2;
+  private volatile long streamlessSince = System.nanoTime();
 
   /**
    * A device state.
@@ -151,8 +152,19 @@ public final class DeviceState {
     }
   }
 
+  /**
+   * When the last open stream ended ({@link System#nanoTime()}), or when this state was created;
+   * meaningful while {@link #streams()} is 0.
+   *
+   * @return nano time
+   */
+  public long streamlessSinceNanos() {
+    return streamlessSince;
+  }
+
   void cancelled(Subscriber<?> subscriber) {
     if (subscribers.remove(subscriber) && subscribers.isEmpty() && !closed) {
+      streamlessSince = System.nanoTime();
       events.streamsGone();
     }
   }

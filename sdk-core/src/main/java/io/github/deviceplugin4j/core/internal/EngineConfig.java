@@ -52,7 +52,28 @@ public record EngineConfig(
     int maxMessageBytes,
     int eventLoopThreads) {
 
-  /** Copies the collections. */
+  /**
+   * Copies the collections.
+   *
+   * @param backends see {@link #backends()}
+   * @param pluginDir see {@link #pluginDir()}
+   * @param registryDir see {@link #registryDir()}
+   * @param mode see {@link #mode()}
+   * @param socketPermissions see {@link #socketPermissions()}
+   * @param listeners see {@link #listeners()}
+   * @param allocationTimeout see {@link #allocationTimeout()}
+   * @param adapters see {@link #adapters()}
+   * @param safetyInterval see {@link #safetyInterval()}
+   * @param backoffInitial see {@link #backoffInitial()}
+   * @param backoffMax see {@link #backoffMax()}
+   * @param registerDeadline see {@link #registerDeadline()}
+   * @param streamGrace see {@link #streamGrace()}
+   * @param watcherKick see {@link #watcherKick()}
+   * @param retireGrace see {@link #retireGrace()}
+   * @param coalesceWindow see {@link #coalesceWindow()}
+   * @param maxMessageBytes see {@link #maxMessageBytes()}
+   * @param eventLoopThreads see {@link #eventLoopThreads()}
+   */
   public EngineConfig {
     backends = List.copyOf(backends);
     socketPermissions = Set.copyOf(socketPermissions);

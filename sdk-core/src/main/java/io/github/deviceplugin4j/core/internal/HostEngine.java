@@ -10,6 +10,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -224,6 +225,12 @@ public final class HostEngine implements AutoCloseable {
     @Override
     public void rescan(Path dir) {
       safetyCheck();
+      // Events were lost (overflow) or the directory came back: a kubelet.sock present now counts
+      // as created, so a registration waiting for its backoff goes ahead at once.
+      if (Files.exists(
+          config.pluginDir().resolve(EngineConfig.KUBELET_SOCKET), LinkOption.NOFOLLOW_LINKS)) {
+        plugins.values().forEach(ResourcePlugin::kubeletSocketCreated);
+      }
     }
   }
 

@@ -37,9 +37,21 @@ import java.util.function.Consumer;
  */
 public final class RequestHandler {
 
-  /** One container of a GetPreferredAllocation request. */
+  /**
+   * One container of a GetPreferredAllocation request.
+   *
+   * @param available the device IDs the kubelet may choose from
+   * @param mustInclude the device IDs the answer must contain
+   * @param size how many devices the answer must hold
+   */
   public record PreferredQuery(List<String> available, List<String> mustInclude, int size) {
-    /** Copies the lists. */
+    /**
+     * Copies the lists.
+     *
+     * @param available see {@link #available()}
+     * @param mustInclude see {@link #mustInclude()}
+     * @param size see {@link #size()}
+     */
     public PreferredQuery {
       available = List.copyOf(available);
       mustInclude = List.copyOf(mustInclude);

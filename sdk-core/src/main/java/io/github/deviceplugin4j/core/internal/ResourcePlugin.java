@@ -77,6 +77,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private ScheduledFuture<?> pending;
   private ManagedChannel channel;
   private Duration watcherDelay;
+  private boolean waiting;
   private long waitingSince;
   private long lastWaitingLog;
 
@@ -88,6 +89,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private volatile boolean closed;
   private volatile int lastTotal = -1;
   private volatile int lastHealthy = -1;
+  private volatile long lastSuccessNanos = System.nanoTime();
 
   /**
    * A resource plugin; nothing runs until {@link #start()}.
@@ -424,6 +426,13 @@ public final class ResourcePlugin implements PluginEndpoint {
     }
     if (inFlight) {
       again = true;
+      // The kubelet may be dialling our socket for the Register in flight (it retries for 10 s):
+      // if the socket is gone, serve it again now rather than after that call has failed.
+      try {
+        ensureServing();
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("{}: cannot serve again during a registration: {}", name, describe(e));
+      }
       return;
     }
     cancel(retry);
@@ -564,7 +573,9 @@ public final class ResourcePlugin implements PluginEndpoint {
           sdk);
     }
     if (status.getCode() == Status.Code.UNAVAILABLE
-        || status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+        || status.getCode() == Status.Code.DEADLINE_EXCEEDED
+        || status.getCode() == Status.Code.CANCELLED) {
+      // CANCELLED: the kubelet went away in the middle of the call (it restarts); not a refusal.
       return new DevicePluginException(
           "cannot reach the kubelet at " + kubeletSocket + " to register " + name + ": " + text);
     }
@@ -597,7 +608,13 @@ public final class ResourcePlugin implements PluginEndpoint {
     succeeded("API " + version + ", legacy Register on " + kubeletSocket);
     if (again) {
       again = false;
-      if (!server.stillOurs() || !Objects.equals(SocketFiles.identity(kubeletSocket), kubelet)) {
+      boolean socketGone = !server.stillOurs();
+      if (socketGone || !Objects.equals(SocketFiles.identity(kubeletSocket), kubelet)) {
+        // What the kubelet just accepted is gone already: not registered until the next attempt.
+        markLost(
+            socketGone
+                ? "its socket " + socket + " was deleted during the registration"
+                : kubeletSocket + " changed during the registration");
         attempt("changed during registration");
       }
     }
@@ -627,6 +644,8 @@ public final class ResourcePlugin implements PluginEndpoint {
     registered = true;
     int n = ++registrations;
     lastRegistered = Instant.now();
+    lastSuccessNanos = System.nanoTime();
+    waiting = false;
     backoff.reset();
     registerLog.reset();
     if (n == 1) {
@@ -644,7 +663,9 @@ public final class ResourcePlugin implements PluginEndpoint {
     if (isError) {
       registerLog.warn(name + ": " + error.getMessage(), error);
       shared.listeners().error(name, error);
-    } else if (backoff.failures() == 0) {
+    } else if (!waiting) {
+      // Waiting for the kubelet starts now (also after failures of another kind).
+      waiting = true;
       waitingSince = System.nanoTime();
       lastWaitingLog = waitingSince;
       LOG.info("{}: {}", name, error.getMessage());
@@ -828,6 +849,14 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   private void checkStreams() {
     if (closed || !registered || devices.streams() > 0 || inFlight) {
+      return;
+    }
+    // Only when no stream has been open for the whole grace period since the last registration:
+    // a check scheduled earlier must not catch the moment between a registration (or a cancelled
+    // stream) and the kubelet's next ListAndWatch; their own checks follow.
+    long now = System.nanoTime();
+    long quiet = Math.min(now - devices.streamlessSinceNanos(), now - lastSuccessNanos);
+    if (quiet < config.streamGrace().toNanos()) {
       return;
     }
     LOG.warn(

@@ -19,7 +19,12 @@ public final class SocketFiles {
   /** The longest Unix socket path: 108 bytes including the terminating NUL. */
   public static final int MAX_PATH_BYTES = 107;
 
-  /** The file-system identity of a socket file: inode and change time. */
+  /**
+   * The file-system identity of a socket file: inode and change time.
+   *
+   * @param fileKey the file key (device and inode)
+   * @param changed the last change time of the file
+   */
   public record Identity(Object fileKey, FileTime changed) {}
 
   private SocketFiles() {}

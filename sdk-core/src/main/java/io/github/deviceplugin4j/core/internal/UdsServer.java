@@ -74,18 +74,7 @@ public final class UdsServer {
       throws IOException {
     if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)
         && !SocketFiles.sameFile(replacing, SocketFiles.identity(path))) {
-      if (!SocketFiles.isSocket(path)) {
-        throw new ConfigurationException(
-            path + " exists and is not a socket; remove it or choose another plugin directory");
-      }
-      if (SocketFiles.isLive(path)) {
-        throw new ConfigurationException(
-            "another live process is serving "
-                + path
-                + " (a second instance of this plugin?); stop it first: two plugins for one"
-                + " resource would keep replacing each other at the kubelet");
-      }
-      LOG.info("Replacing stale socket {} left by an instance that is gone", path);
+      checkTakeable(path); // fail early; a stale socket is replaced when the new one is placed
     }
     Path dir = path.getParent();
     Path privateDir = createPrivateDir(dir);
@@ -104,7 +93,7 @@ public final class UdsServer {
       services.forEach(builder::addService);
       server = builder.build().start();
       Files.setPosixFilePermissions(bindPath, permissions);
-      Files.move(bindPath, path, StandardCopyOption.ATOMIC_MOVE);
+      place(bindPath, path, replacing);
       SocketFiles.Identity identity = SocketFiles.identity(path);
       return new UdsServer(server, path, identity);
     } catch (IOException | RuntimeException e) {
@@ -116,6 +105,65 @@ public final class UdsServer {
       Files.deleteIfExists(bindPath);
       Files.deleteIfExists(privateDir);
     }
+  }
+
+  /**
+   * Puts the bound socket at its final path. Our own previous socket is replaced atomically
+   * (rename). Anything else is never replaced behind its back: the socket is hard-linked into
+   * place, which fails when the path exists, so of two instances starting at once exactly one wins;
+   * the other finds a live socket there and fails with a clear error. A stale socket (its server is
+   * gone) is removed and the link tried once more.
+   */
+  private static void place(Path bound, Path path, SocketFiles.Identity replacing)
+      throws IOException {
+    if (SocketFiles.sameFile(replacing, SocketFiles.identity(path))) {
+      Files.move(bound, path, StandardCopyOption.ATOMIC_MOVE);
+      return;
+    }
+    boolean removedStale = false;
+    for (int attempt = 0; attempt < 10; attempt++) {
+      try {
+        Files.createLink(path, bound);
+        return;
+      } catch (UnsupportedOperationException noHardLinks) {
+        Files.move(bound, path, StandardCopyOption.ATOMIC_MOVE);
+        return;
+      } catch (FileAlreadyExistsException taken) {
+        SocketFiles.Identity stale = SocketFiles.identity(path);
+        if (stale == null) {
+          continue; // removed meanwhile
+        }
+        checkTakeable(path);
+        if (removedStale) {
+          throw liveInstance(path); // taken again right after the stale one was removed
+        }
+        if (SocketFiles.sameFile(stale, SocketFiles.identity(path))) {
+          LOG.info("Replacing stale socket {} left by an instance that is gone", path);
+          Files.deleteIfExists(path);
+          removedStale = true;
+        }
+      }
+    }
+    throw liveInstance(path);
+  }
+
+  /** Fails unless the file at the path is a socket nobody serves any more. */
+  private static void checkTakeable(Path path) {
+    if (!SocketFiles.isSocket(path)) {
+      throw new ConfigurationException(
+          path + " exists and is not a socket; remove it or choose another plugin directory");
+    }
+    if (SocketFiles.isLive(path)) {
+      throw liveInstance(path);
+    }
+  }
+
+  private static ConfigurationException liveInstance(Path path) {
+    return new ConfigurationException(
+        "another live process is serving "
+            + path
+            + " (a second instance of this plugin?); stop it first: two plugins for one"
+            + " resource would keep replacing each other at the kubelet");
   }
 
   private static Path createPrivateDir(Path dir) throws IOException {

@@ -21,11 +21,22 @@ public final class Validation {
   /** The kubelet's limit on a device ID. */
   public static final int MAX_DEVICE_ID = 63;
 
+  /** The most IDs {@link #quote} lists in a message. */
+  public static final int MAX_QUOTED_IDS = 20;
+
+  /** The longest ID {@link #quote} shows whole in a message. */
+  public static final int MAX_QUOTED_ID_CHARS = 100;
+
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
   private Validation() {}
 
-  /** The devices of a snapshot that may be published, and what was wrong with the others. */
+  /**
+   * The devices of a snapshot that may be published, and what was wrong with the others.
+   *
+   * @param accepted the devices to publish, in the backend's order
+   * @param problems one message per dropped device, naming it
+   */
   public record DeviceCheck(List<Device> accepted, List<String> problems) {}
 
   /**
@@ -256,18 +267,37 @@ public final class Validation {
   }
 
   /**
-   * Formats IDs for a message: {@code ["a", "b"]}.
+   * Formats IDs for a message: {@code ["a", "b"]}. Bounded whatever the input: at most {@value
+   * #MAX_QUOTED_IDS} IDs are listed (then {@code ... and N more}), and an ID longer than {@value
+   * #MAX_QUOTED_ID_CHARS} characters is cut, so that a request with 10,000 IDs or a huge ID gets a
+   * readable error that fits in a gRPC status.
    *
    * @param ids the IDs
    * @return the formatted list
    */
   public static String quote(Iterable<String> ids) {
     StringBuilder sb = new StringBuilder("[");
+    int n = 0;
     for (String id : ids) {
-      if (sb.length() > 1) {
-        sb.append(", ");
+      if (n < MAX_QUOTED_IDS) {
+        if (n > 0) {
+          sb.append(", ");
+        }
+        sb.append('"');
+        if (id.length() > MAX_QUOTED_ID_CHARS) {
+          sb.append(id, 0, MAX_QUOTED_ID_CHARS)
+              .append("...(")
+              .append(id.length())
+              .append(" chars)");
+        } else {
+          sb.append(id);
+        }
+        sb.append('"');
       }
-      sb.append('"').append(id).append('"');
+      n++;
+    }
+    if (n > MAX_QUOTED_IDS) {
+      sb.append(", ... and ").append(n - MAX_QUOTED_IDS).append(" more");
     }
     return sb.append(']').toString();
   }

@@ -12,7 +12,13 @@ import java.util.Objects;
  */
 public record ContainerDevices(String resourceName, List<String> deviceIds, List<Long> numaNodes) {
 
-  /** Checks for nulls and copies the lists. */
+  /**
+   * Checks for nulls and copies the lists.
+   *
+   * @param resourceName see {@link #resourceName()}
+   * @param deviceIds see {@link #deviceIds()}
+   * @param numaNodes see {@link #numaNodes()}
+   */
   public ContainerDevices {
     Objects.requireNonNull(resourceName, "resourceName");
     deviceIds = List.copyOf(deviceIds);

@@ -12,7 +12,13 @@ import java.util.Objects;
  */
 public record ContainerResources(String name, List<ContainerDevices> devices, List<Long> cpuIds) {
 
-  /** Checks for nulls and copies the lists. */
+  /**
+   * Checks for nulls and copies the lists.
+   *
+   * @param name see {@link #name()}
+   * @param devices see {@link #devices()}
+   * @param cpuIds see {@link #cpuIds()}
+   */
   public ContainerResources {
     Objects.requireNonNull(name, "name");
     devices = List.copyOf(devices);

@@ -11,7 +11,13 @@ import java.util.Objects;
  */
 public record DeviceOwner(String namespace, String podName, String containerName) {
 
-  /** Checks for nulls. */
+  /**
+   * Checks for nulls.
+   *
+   * @param namespace see {@link #namespace()}
+   * @param podName see {@link #podName()}
+   * @param containerName see {@link #containerName()}
+   */
   public DeviceOwner {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(podName, "podName");

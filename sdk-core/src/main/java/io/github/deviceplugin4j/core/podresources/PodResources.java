@@ -12,7 +12,13 @@ import java.util.Objects;
  */
 public record PodResources(String namespace, String name, List<ContainerResources> containers) {
 
-  /** Checks for nulls and copies the list. */
+  /**
+   * Checks for nulls and copies the list.
+   *
+   * @param namespace see {@link #namespace()}
+   * @param name see {@link #name()}
+   * @param containers see {@link #containers()}
+   */
   public PodResources {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(name, "name");

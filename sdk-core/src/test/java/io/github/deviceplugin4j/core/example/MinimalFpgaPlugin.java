@@ -1,4 +1,4 @@
-package io.github.deviceplugin4j.core.example;
+package io.github.deviceplugin4j.core.example; // tag::plugin[]
 
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
@@ -25,3 +25,4 @@ public class MinimalFpgaPlugin implements DeviceBackend {
     DevicePluginHost.builder().backend(new MinimalFpgaPlugin()).run();
   }
 }
+// end::plugin[]

@@ -25,6 +25,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -55,7 +56,12 @@ public final class UdsTransport implements AutoCloseable {
         new MultiThreadIoEventLoopGroup(
             2, new DefaultThreadFactory(name + "-io", true), NioIoHandler.newFactory());
     executor = Executors.newCachedThreadPool(threadFactory(name + "-grpc"));
-    scheduler = Executors.newSingleThreadScheduledExecutor(threadFactory(name + "-timer"));
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(1, threadFactory(name + "-timer"));
+    // Cancelled timers (e.g. a grace period ended by a new registration) leave the queue at once
+    // instead of staying there for their whole delay.
+    timer.setRemoveOnCancelPolicy(true);
+    scheduler = timer;
   }
 
   private ThreadFactory threadFactory(String prefix) {

@@ -33,7 +33,19 @@ public record DflPort(
   /** The {@code afu_id} the driver reports when the card's firmware has crashed. */
   public static final String CRASHED_AFU_ID = "ffffffffffffffffffffffffffffffff";
 
-  /** Checks for nulls. */
+  /**
+   * Checks for nulls.
+   *
+   * @param name see {@link #name()}
+   * @param sysfsDir see {@link #sysfsDir()}
+   * @param region see {@link #region()}
+   * @param afuId see {@link #afuId()}
+   * @param interfaceId see {@link #interfaceId()}
+   * @param devNode see {@link #devNode()}
+   * @param devNodePresent see {@link #devNodePresent()}
+   * @param numaNode see {@link #numaNode()}
+   * @param errors see {@link #errors()}
+   */
   public DflPort {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(sysfsDir, "sysfsDir");

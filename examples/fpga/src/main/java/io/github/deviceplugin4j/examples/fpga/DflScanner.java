@@ -53,7 +53,12 @@ public final class DflScanner {
    * @param problems what was wrong in the tree, one sentence each
    */
   public record Scan(List<DflPort> ports, List<String> problems) {
-    /** Copies the lists. */
+    /**
+     * Copies the lists.
+     *
+     * @param ports see {@link #ports()}
+     * @param problems see {@link #problems()}
+     */
     public Scan {
       ports = List.copyOf(ports);
       problems = List.copyOf(problems);

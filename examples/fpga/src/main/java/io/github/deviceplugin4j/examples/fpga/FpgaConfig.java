@@ -46,7 +46,15 @@ public record FpgaConfig(
     REGION
   }
 
-  /** Checks for nulls and a positive poll interval. */
+  /**
+   * Checks for nulls and a positive poll interval.
+   *
+   * @param root see {@link #root()}
+   * @param mode see {@link #mode()}
+   * @param domain see {@link #domain()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
   public FpgaConfig {
     Objects.requireNonNull(root, "root");
     Objects.requireNonNull(mode, "mode");

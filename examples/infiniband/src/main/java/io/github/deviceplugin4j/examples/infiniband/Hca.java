@@ -26,7 +26,16 @@ public record Hca(
     List<String> deviceNodes,
     List<String> missingNodes) {
 
-  /** Checks for nulls and copies. */
+  /**
+   * Checks for nulls and copies.
+   *
+   * @param name see {@link #name()}
+   * @param pciAddress see {@link #pciAddress()}
+   * @param numaNode see {@link #numaNode()}
+   * @param portStates see {@link #portStates()}
+   * @param deviceNodes see {@link #deviceNodes()}
+   * @param missingNodes see {@link #missingNodes()}
+   */
   public Hca {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(pciAddress, "pciAddress");

@@ -52,7 +52,12 @@ public final class HcaScanner {
    * @param problems what was wrong in the tree, one sentence each
    */
   public record Scan(List<Hca> hcas, List<String> problems) {
-    /** Copies the lists. */
+    /**
+     * Copies the lists.
+     *
+     * @param hcas see {@link #hcas()}
+     * @param problems see {@link #problems()}
+     */
     public Scan {
       hcas = List.copyOf(hcas);
       problems = List.copyOf(problems);

@@ -62,7 +62,18 @@ public record InfinibandConfig(
     SHARED
   }
 
-  /** Checks for nulls and ranges. */
+  /**
+   * Checks for nulls and ranges.
+   *
+   * @param root see {@link #root()}
+   * @param mode see {@link #mode()}
+   * @param slots see {@link #slots()}
+   * @param domain see {@link #domain()}
+   * @param resource see {@link #resource()}
+   * @param hcas see {@link #hcas()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
   public InfinibandConfig {
     Objects.requireNonNull(root, "root");
     Objects.requireNonNull(mode, "mode");

@@ -52,7 +52,16 @@ public record NicConfig(
   /** The directory SR-IOV-aware CNI plugins read device-info files from. */
   public static final Path DEVINFO_DIR = Path.of("/var/run/k8s.cni.cncf.io/devinfo/dp");
 
-  /** Checks for nulls, at least one pool, and a positive poll interval. */
+  /**
+   * Checks for nulls, at least one pool, and a positive poll interval.
+   *
+   * @param root see {@link #root()}
+   * @param domain see {@link #domain()}
+   * @param pools see {@link #pools()}
+   * @param devInfoDir see {@link #devInfoDir()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
   public NicConfig {
     Objects.requireNonNull(root, "root");
     Objects.requireNonNull(domain, "domain");

@@ -32,7 +32,15 @@ public record NicPool(
     List<String> drivers) {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
 
-  /** Checks the name and normalizes IDs (lower case, no {@code 0x}). */
+  /**
+   * Checks the name and normalizes IDs (lower case, no {@code 0x}).
+   *
+   * @param name see {@link #name()}
+   * @param pfNames see {@link #pfNames()}
+   * @param vendors see {@link #vendors()}
+   * @param devices see {@link #devices()}
+   * @param drivers see {@link #drivers()}
+   */
   public NicPool {
     Objects.requireNonNull(name, "name");
     if (!NAME.matcher(name).matches() || name.length() > 63) {

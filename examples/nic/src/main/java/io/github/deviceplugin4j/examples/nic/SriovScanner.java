@@ -44,7 +44,12 @@ public final class SriovScanner {
    * @param problems what was wrong in the tree, one sentence each
    */
   public record Scan(List<VirtualFunction> vfs, List<String> problems) {
-    /** Copies the lists. */
+    /**
+     * Copies the lists.
+     *
+     * @param vfs see {@link #vfs()}
+     * @param problems see {@link #problems()}
+     */
     public Scan {
       vfs = List.copyOf(vfs);
       problems = List.copyOf(problems);

@@ -32,7 +32,21 @@ public record VirtualFunction(
     OptionalInt numaNode,
     boolean pfLinkUp) {
 
-  /** Checks for nulls. */
+  /**
+   * Checks for nulls.
+   *
+   * @param address see {@link #address()}
+   * @param pfName see {@link #pfName()}
+   * @param pfAddress see {@link #pfAddress()}
+   * @param index see {@link #index()}
+   * @param vendor see {@link #vendor()}
+   * @param device see {@link #device()}
+   * @param driver see {@link #driver()}
+   * @param iommuGroup see {@link #iommuGroup()}
+   * @param vfioNodePresent see {@link #vfioNodePresent()}
+   * @param numaNode see {@link #numaNode()}
+   * @param pfLinkUp see {@link #pfLinkUp()}
+   */
   public VirtualFunction {
     Objects.requireNonNull(address, "address");
     Objects.requireNonNull(pfName, "pfName");

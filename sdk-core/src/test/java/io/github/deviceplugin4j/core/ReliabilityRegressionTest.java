@@ -1,0 +1,513 @@
+package io.github.deviceplugin4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.deviceplugin4j.api.v1beta1.Empty;
+import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
+import io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc;
+import io.github.deviceplugin4j.core.internal.SocketFiles;
+import io.github.deviceplugin4j.testkit.AllocationException;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
+import java.io.IOException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Regressions found by the reliability suites (module {@code reliability}); each test failed before
+ * its fix.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ReliabilityRegressionTest {
+
+  private static final String RESOURCE = "example.com/dev";
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  @TempDir Path tmp;
+
+  /** SIGTERM used to end a plugin's JVM with status 143 (the JVM's default), now 0. */
+  @Test
+  void run_onSigterm_removesTheSocketAndMainReturns_statusZero() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path log = tmp.resolve("out.log");
+    Process p = startMain(dir, log, false);
+    try {
+      Path socket = dir.resolve("example.com_sig.sock");
+      await().atMost(Duration.ofSeconds(30)).until(() -> SocketFiles.isLive(socket));
+      long t0 = System.nanoTime();
+      p.destroy(); // SIGTERM
+      assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      String out = Files.readString(log, StandardCharsets.UTF_8);
+      assertThat(p.exitValue()).as(out).isZero();
+      assertThat(out).contains("run() returned");
+      assertThat(Files.exists(socket, LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(ms).isLessThan(2000);
+    } finally {
+      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** An application thread must not make a plugin ignore SIGTERM: the default action follows. */
+  @Test
+  void run_onSigterm_withAStrayNonDaemonThread_theSignalsDefaultFollows() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path log = tmp.resolve("out.log");
+    Process p = startMain(dir, log, true);
+    try {
+      Path socket = dir.resolve("example.com_sig.sock");
+      await().atMost(Duration.ofSeconds(30)).until(() -> SocketFiles.isLive(socket));
+      p.destroy();
+      assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).isEqualTo(143);
+      assertThat(Files.exists(socket, LinkOption.NOFOLLOW_LINKS)).isFalse();
+      assertThat(Files.readString(log, StandardCharsets.UTF_8)).contains("still running");
+    } finally {
+      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private Process startMain(Path dir, Path log, boolean strayThread) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(SigtermMain.class.getName());
+    cmd.add(dir.toString());
+    if (strayThread) {
+      cmd.add("--stray-thread");
+    }
+    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+  }
+
+  /**
+   * The plugin's socket deleted while its Register call is in flight, and serving again failing:
+   * the plugin used to report itself registered until the next safety check (5 s).
+   */
+  @Test
+  void aRegistrationForASocketDeletedMeanwhileDoesNotCountAsRegistered() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path socket = dir.resolve("example.com_dev.sock");
+    AtomicInteger calls = new AtomicInteger();
+    try (ScriptedKubelet kubelet =
+            new ScriptedKubelet(
+                dir.resolve("kubelet.sock"),
+                (request, answer) -> {
+                  if (calls.incrementAndGet() == 1) {
+                    try {
+                      // the socket goes, and a regular file takes its place: serving again fails
+                      Files.delete(socket);
+                      Files.writeString(socket, "not a socket");
+                    } catch (IOException e) {
+                      answer.onError(e);
+                      return;
+                    }
+                  }
+                  answer.onNext(Empty.getDefaultInstance());
+                  answer.onCompleted();
+                });
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(dir)
+                .registrationMode(RegistrationMode.LEGACY)
+                .safetyCheckInterval(Duration.ofSeconds(30))
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .start()) {
+      await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 1);
+      // Not registered: what the kubelet accepted is gone and serving again fails (the safety
+      // check, which would notice too, runs only every 30 s here).
+      await().atMost(Duration.ofSeconds(2)).until(() -> !host.isReady());
+      await().during(Duration.ofMillis(500)).atMost(WAIT).until(() -> !host.isReady());
+      assertThat(host.status(RESOURCE).registered()).isFalse();
+      assertThat(host.status(RESOURCE).lastError())
+          .hasValueSatisfying(e -> assertThat(e).contains("is not a socket"));
+    }
+  }
+
+  /**
+   * The plugin's socket deleted while the kubelet is still dialling it for the Register in flight:
+   * the plugin used to wait for that call to fail (the kubelet dials for 10 s) before serving
+   * again; now it serves again at once and the registration in flight succeeds.
+   */
+  @Test
+  void aSocketDeletedDuringRegistrationIsServedAgainWhileTheKubeletDials() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path socket = dir.resolve("example.com_dev.sock");
+    AtomicInteger calls = new AtomicInteger();
+    try (ScriptedKubelet kubelet =
+            new ScriptedKubelet(
+                dir.resolve("kubelet.sock"),
+                (request, answer) -> {
+                  if (calls.incrementAndGet() == 1) {
+                    try {
+                      Files.delete(socket);
+                    } catch (IOException e) {
+                      answer.onError(e);
+                      return;
+                    }
+                  }
+                  // like the kubelet: dial the endpoint, retrying, for a while (5 s here)
+                  try {
+                    await()
+                        .atMost(Duration.ofSeconds(5))
+                        .pollInterval(Duration.ofMillis(10))
+                        .until(() -> SocketFiles.isLive(socket));
+                  } catch (org.awaitility.core.ConditionTimeoutException e) {
+                    answer.onError(
+                        Status.UNKNOWN
+                            .withDescription("failed to dial device plugin")
+                            .asException());
+                    return;
+                  }
+                  answer.onNext(Empty.getDefaultInstance());
+                  answer.onCompleted();
+                });
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(dir)
+                .registrationMode(RegistrationMode.LEGACY)
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .start()) {
+      await().atMost(Duration.ofSeconds(3)).until(host::isReady);
+      assertThat(calls.get()).isEqualTo(1);
+      assertThat(host.status(RESOURCE).registrations()).isEqualTo(1);
+      assertThat(SocketFiles.isLive(socket)).isTrue();
+    }
+  }
+
+  /** A kubelet going away in the middle of Register is not a refusal. */
+  @Test
+  void aRegisterCallCutByTheKubeletGoingAwayIsNotReportedAsARefusal() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    RecordingListener listener = new RecordingListener();
+    CountDownLatch arrived = new CountDownLatch(1);
+    ScriptedKubelet kubelet =
+        new ScriptedKubelet(dir.resolve("kubelet.sock"), (request, answer) -> arrived.countDown());
+    try (DevicePluginHost host =
+        DevicePluginHost.builder()
+            .pluginDir(dir)
+            .registrationMode(RegistrationMode.LEGACY)
+            .backend(TestBackend.of(RESOURCE, "d0"))
+            .listener(listener)
+            .start()) {
+      assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+      kubelet.close();
+      await().atMost(WAIT).until(() -> !listener.errors.isEmpty());
+      assertThat(listener.errors.get(0))
+          .isNotInstanceOf(RegistrationException.class)
+          .hasMessageContaining("cannot reach the kubelet");
+      assertThat(host.isReady()).isFalse();
+    } finally {
+      kubelet.close();
+    }
+  }
+
+  /**
+   * Stream checks scheduled earlier used to catch the moment between a cancelled stream (or a
+   * registration) and the kubelet's next ListAndWatch, and register again for nothing.
+   */
+  @Test
+  void rapidStreamCancelsAndRestartsCauseNoExtraRegistrations() {
+    try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(kubelet.pluginDir())
+                .registrationMode(RegistrationMode.LEGACY)
+                .reRegistrationDelays(Duration.ofMillis(30), Duration.ofSeconds(10))
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .start()) {
+      kubelet.awaitRegistration(RESOURCE, WAIT);
+      await().atMost(WAIT).until(host::isReady);
+      for (int i = 0; i < 300; i++) {
+        Instant t = Instant.now();
+        kubelet.cancelListAndWatch(RESOURCE);
+        kubelet.awaitEvent(
+            e ->
+                e.kind() == io.github.deviceplugin4j.testkit.KubeletEvent.Kind.LIST_AND_WATCH
+                    && !e.time().isBefore(t),
+            WAIT);
+      }
+      int restarts = 40;
+      for (int i = 0; i < restarts; i++) {
+        Instant served = kubelet.restart();
+        kubelet.awaitRegistrationAfter(RESOURCE, served, WAIT);
+        int expected = i + 2;
+        await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() >= expected);
+      }
+      await().atMost(WAIT).until(() -> host.openStreams(RESOURCE) == 1);
+      // Give any stale check the time to fire: 10 grace periods with a stream open all along.
+      await()
+          .during(Duration.ofMillis(300))
+          .atMost(WAIT)
+          .until(() -> host.openStreams(RESOURCE) == 1);
+      assertThat(host.status(RESOURCE).registrations()).isEqualTo(1 + restarts);
+      assertThat(kubelet.registrations()).hasSize(1 + restarts);
+    }
+  }
+
+  /**
+   * When the watched directory comes back (or events overflowed), a kubelet.sock there is handled
+   * like a new one. Here the directory is moved away (the attempt to serve again fails: backoff 4
+   * s) and moved back with the plugin's socket and kubelet.sock in it: the plugin used to wait for
+   * its backoff, since its own socket looked fine to the safety check.
+   */
+  @Test
+  void whenThePluginDirectoryComesBackTheRegistrationDoesNotWaitForTheBackoff() throws Exception {
+    Path dir = tmp.resolve("dp");
+    RecordingListener listener = new RecordingListener();
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(dir)
+                .registrationMode(RegistrationMode.LEGACY)
+                .safetyCheckInterval(Duration.ofMillis(200))
+                .registrationBackoff(Duration.ofSeconds(4), Duration.ofSeconds(4))
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .listener(listener)
+                .start()) {
+      kubelet.awaitRegistration(RESOURCE, WAIT);
+      await().atMost(WAIT).until(host::isReady);
+      Path away = tmp.resolve("away");
+      Files.move(dir, away, StandardCopyOption.ATOMIC_MOVE);
+      await().atMost(WAIT).until(() -> !listener.errors.isEmpty()); // failed: backoff 4 s
+      Instant back = Instant.now();
+      Files.move(away, dir, StandardCopyOption.ATOMIC_MOVE);
+      kubelet.awaitRegistrationAfter(RESOURCE, back, WAIT);
+      long ms = Duration.between(back, Instant.now()).toMillis();
+      assertThat(ms).as("ms to register after the directory came back").isLessThan(2000);
+      await().atMost(WAIT).until(host::isReady);
+    }
+  }
+
+  /** Two instances starting at once on one directory: the loser used to replace the winner. */
+  @Test
+  void twoInstancesStartingTogether_exactlyOneServes() throws Exception {
+    for (int round = 0; round < 20; round++) {
+      Path dir = Files.createDirectories(tmp.resolve("r" + round));
+      CyclicBarrier barrier = new CyclicBarrier(2);
+      List<CompletableFuture<Object>> starts =
+          IntStream.range(0, 2)
+              .mapToObj(
+                  i ->
+                      CompletableFuture.supplyAsync(
+                          () -> {
+                            try {
+                              barrier.await(10, TimeUnit.SECONDS);
+                              return (Object)
+                                  DevicePluginHost.builder()
+                                      .pluginDir(dir)
+                                      .registrationMode(RegistrationMode.LEGACY)
+                                      .backend(TestBackend.of(RESOURCE, "d" + i))
+                                      .start();
+                            } catch (ConfigurationException e) {
+                              return e;
+                            } catch (Exception e) {
+                              return e;
+                            }
+                          }))
+              .toList();
+      int served = 0;
+      for (CompletableFuture<Object> f : starts) {
+        Object r = f.get(30, TimeUnit.SECONDS);
+        if (r instanceof DevicePluginHost h) {
+          served++;
+          h.close();
+        } else {
+          assertThat(r)
+              .isInstanceOf(ConfigurationException.class)
+              .extracting(o -> ((Exception) o).getMessage())
+              .asString()
+              .contains("another live process is serving");
+        }
+      }
+      assertThat(served).as("round %d", round).isEqualTo(1);
+    }
+  }
+
+  /**
+   * An error naming 10,000 IDs used to exceed the 8 KiB a grpc-java client accepts in trailers,
+   * which broke the whole connection (the device stream too): now the list is cut and the status
+   * arrives.
+   */
+  @Test
+  void errorsNamingThousandsOfIdsStayBoundedAndTheStreamSurvives() {
+    try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(kubelet.pluginDir())
+                .registrationMode(RegistrationMode.LEGACY)
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .start()) {
+      kubelet.awaitDevices(RESOURCE, l -> l.size() == 1, WAIT);
+      String[] ids = IntStream.range(0, 10_000).mapToObj(i -> "x" + i).toArray(String[]::new);
+      AllocationException e =
+          org.assertj.core.api.Assertions.catchThrowableOfType(
+              AllocationException.class, () -> kubelet.allocate(RESOURCE, ids));
+      assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+      assertThat(e.description()).contains("\"x19\", ... and 9980 more]").hasSizeLessThan(1000);
+      String huge = "H".repeat(100_000);
+      AllocationException h =
+          org.assertj.core.api.Assertions.catchThrowableOfType(
+              AllocationException.class, () -> kubelet.allocate(RESOURCE, huge));
+      assertThat(h.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+      assertThat(h.description()).contains("...(100000 chars)");
+      assertThat(kubelet.allocate(RESOURCE, "d0").deviceIds()).containsExactly("d0");
+      assertThat(kubelet.registrations()).hasSize(1);
+      assertThat(host.openStreams(RESOURCE)).isEqualTo(1);
+    }
+  }
+
+  /** Any description is cut to fit a gRPC status, e.g. a backend's huge exception message. */
+  @Test
+  void aHugeBackendMessageIsCutToFitTheStatus() {
+    class Huge extends TestBackend implements Allocator {
+      Huge() {
+        super(RESOURCE, List.of(Device.healthy("d0")));
+      }
+
+      @Override
+      public ContainerAllocation allocate(AllocationRequest request) {
+        throw new IllegalStateException("é".repeat(50_000));
+      }
+    }
+    try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
+        DevicePluginHost host =
+            DevicePluginHost.builder()
+                .pluginDir(kubelet.pluginDir())
+                .registrationMode(RegistrationMode.LEGACY)
+                .backend(new Huge())
+                .start()) {
+      kubelet.awaitDevices(RESOURCE, l -> l.size() == 1, WAIT);
+      AllocationException e =
+          org.assertj.core.api.Assertions.catchThrowableOfType(
+              AllocationException.class, () -> kubelet.allocate(RESOURCE, "d0"));
+      assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
+      assertThat(e.description())
+          .contains("IllegalStateException: éé")
+          .endsWith("characters in all)");
+      assertThat(kubelet.registrations()).hasSize(1);
+      assertThat(host.openStreams(RESOURCE)).isEqualTo(1);
+    }
+  }
+
+  /**
+   * Waiting for the kubelet after failures of another kind (kubelet.sock was a regular file) used
+   * to log "still waiting ... after 5623 s" at once: the start of the wait was never set.
+   */
+  @Test
+  void waitingForTheKubeletAfterOtherFailuresLogsFromTheStartOfTheWait() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path kubeletSock = dir.resolve("kubelet.sock");
+    Files.writeString(kubeletSock, "not a socket");
+    RecordingListener listener = new RecordingListener();
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream original = System.err;
+    System.setErr(
+        new java.io.PrintStream(
+            new java.io.OutputStream() {
+              @Override
+              public synchronized void write(int b) {
+                original.write(b);
+                captured.write(b);
+              }
+
+              @Override
+              public synchronized void write(byte[] b, int off, int len) {
+                original.write(b, off, len);
+                captured.write(b, off, len);
+              }
+            },
+            true,
+            StandardCharsets.UTF_8));
+    try (DevicePluginHost host =
+        DevicePluginHost.builder()
+            .pluginDir(dir)
+            .registrationMode(RegistrationMode.LEGACY)
+            .registrationBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+            .backend(TestBackend.of(RESOURCE, "d0"))
+            .listener(listener)
+            .start()) {
+      await().atMost(WAIT).until(() -> listener.errors.size() >= 2); // cannot reach the kubelet
+      Files.delete(kubeletSock); // from now on: waiting for the kubelet
+      await()
+          .atMost(WAIT)
+          .until(
+              () -> captured.toString(StandardCharsets.UTF_8).contains("waiting for the kubelet"));
+      assertThat(host.isReady()).isFalse();
+    } finally {
+      System.setErr(original);
+    }
+    assertThat(captured.toString(StandardCharsets.UTF_8))
+        .contains(RESOURCE + ": waiting for the kubelet")
+        .doesNotContain("still waiting");
+  }
+
+  /** A kubelet.sock whose Register does what the test says. */
+  private static final class ScriptedKubelet implements AutoCloseable {
+    private final EventLoopGroup group =
+        new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final Server server;
+    private final Path path;
+
+    ScriptedKubelet(Path path, BiConsumer<RegisterRequest, StreamObserver<Empty>> register)
+        throws IOException {
+      this.path = path;
+      server =
+          NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(path))
+              .channelType(NioServerDomainSocketChannel.class)
+              .bossEventLoopGroup(group)
+              .workerEventLoopGroup(group)
+              .withChildOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, null)
+              .addService(
+                  new RegistrationGrpc.RegistrationImplBase() {
+                    @Override
+                    public void register(RegisterRequest request, StreamObserver<Empty> answer) {
+                      register.accept(request, answer);
+                    }
+                  })
+              .build()
+              .start();
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (!server.isShutdown()) {
+        server.shutdownNow();
+        try {
+          server.awaitTermination(5, TimeUnit.SECONDS);
+          group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        Files.deleteIfExists(path);
+      }
+    }
+  }
+}

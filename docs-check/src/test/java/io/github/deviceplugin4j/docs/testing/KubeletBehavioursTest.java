@@ -1,0 +1,114 @@
+package io.github.deviceplugin4j.docs.testing;
+
+import static io.github.deviceplugin4j.testkit.assertj.KubeletAssertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.example.accel.AccelBackend;
+import io.github.deviceplugin4j.core.DevicePluginHost;
+import io.github.deviceplugin4j.core.RegistrationMode;
+import io.github.deviceplugin4j.testkit.Allocation;
+import io.github.deviceplugin4j.testkit.AllocationException;
+import io.github.deviceplugin4j.testkit.DeviceState;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.PodRequest;
+import io.github.deviceplugin4j.testkit.junit5.FakeKubeletExtension;
+import io.grpc.Status;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The kubelet behaviours testing.md shows how to drive. */
+class KubeletBehavioursTest {
+
+  static final String RESOURCE = "example.com/accel";
+  static final Duration WAIT = Duration.ofSeconds(10);
+
+  @RegisterExtension
+  FakeKubeletExtension extension =
+      FakeKubeletExtension.create().withGracePeriod(Duration.ofMillis(500));
+
+  @TempDir Path root;
+  FakeKubelet kubelet;
+  DevicePluginHost host;
+
+  @BeforeEach
+  void start() throws IOException {
+    Files.createDirectories(root.resolve("dev"));
+    for (String name : new String[] {"accel0", "accel1", "accel2"}) {
+      Files.createFile(root.resolve("dev").resolve(name));
+    }
+    kubelet = extension.get();
+    host =
+        DevicePluginHost.builder()
+            .pluginDir(kubelet.pluginDir())
+            .registrationMode(RegistrationMode.LEGACY)
+            .backend(new AccelBackend(root))
+            .start();
+    kubelet.awaitDevices(RESOURCE, d -> d.size() == 3, WAIT);
+  }
+
+  @AfterEach
+  void stop() {
+    host.close();
+  }
+
+  @Test
+  void podsAllocateAndRelease() {
+    // tag::pods[]
+    PodRequest trainer = PodRequest.count(RESOURCE, 2).withPod("ml", "trainer-0", "uid-trainer");
+    Allocation first = kubelet.allocate(trainer);
+    Allocation second = kubelet.allocate(RESOURCE, 1); // a fresh pod, container "main"
+
+    assertThat(first.deviceIds()).hasSize(2).doesNotContainAnyElementsOf(second.deviceIds());
+    assertThatThrownBy(() -> kubelet.allocate(RESOURCE, 1)) // all three are taken
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.NOT_ALLOCATABLE));
+
+    kubelet.release("uid-trainer"); // the pod is deleted
+    assertThat(kubelet.allocate(RESOURCE, 2).deviceIds()).hasSize(2);
+    // end::pods[]
+  }
+
+  @Test
+  void aPluginSurvivesWhatTheKubeletDoes() {
+    // tag::behaviours[]
+    kubelet.cancelListAndWatch(RESOURCE); // the kubelet opens a new stream
+    kubelet.awaitDevices(RESOURCE, d -> d.size() == 3, WAIT);
+    assertThat(kubelet.allocate(RESOURCE, "accel0")).isWellFormed();
+
+    kubelet.dropConnection(RESOURCE); // devices turn Unhealthy at once
+    assertThat(kubelet).hasCapacity(RESOURCE, 3).hasAllocatable(RESOURCE, 0);
+
+    var restarted = kubelet.restart(); // sockets deleted, kubelet.sock served again
+    kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+    kubelet.awaitDevices(RESOURCE, d -> d.stream().filter(DeviceState::healthy).count() == 3, WAIT);
+    // end::behaviours[]
+    assertThat(kubelet).hasAllocatable(RESOURCE, 3);
+  }
+
+  @Test
+  void theEventLogRecordsEveryCall() {
+    AllocationException e =
+        (AllocationException)
+            org.assertj.core.api.Assertions.catchThrowable(
+                () -> kubelet.allocate(RESOURCE, "accel9"));
+    // tag::events[]
+    assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(kubelet.events())
+        .filteredOn(KubeletEvent::failed)
+        .extracting(KubeletEvent::kind)
+        .containsExactly(KubeletEvent.Kind.ALLOCATE);
+    assertThat(kubelet.eventLog()) // one line per event; failing awaits print it too
+        .contains("ALLOCATE example.com/accel FAILED: [accel9]: INVALID_ARGUMENT");
+    // end::events[]
+  }
+}

@@ -620,13 +620,11 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the devices, empty when the resource is unknown
    */
   public List<DeviceState> devices(String resource) {
-    lock.lock();
-    try {
-      ResourceState rs = resources.get(resource);
-      return rs == null ? List.of() : rs.devices;
-    } finally {
-      lock.unlock();
-    }
+    return locked(
+        () -> {
+          ResourceState rs = resources.get(resource);
+          return rs == null ? List.of() : rs.devices;
+        });
   }
 
   /**
@@ -663,18 +661,22 @@ public final class FakeKubelet implements AutoCloseable {
     return healthy.size();
   }
 
+  private <T> T locked(Supplier<T> body) {
+    lock.lock();
+    try {
+      return body.get();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /**
    * The known resources (connected, or disconnected within their grace period).
    *
    * @return resource names in order of first registration
    */
   public List<String> resources() {
-    lock.lock();
-    try {
-      return List.copyOf(resources.keySet());
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> List.copyOf(resources.keySet()));
   }
 
   /**
@@ -703,12 +705,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the registrations
    */
   public List<Registration> registrations() {
-    lock.lock();
-    try {
-      return List.copyOf(registrations);
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> List.copyOf(registrations));
   }
 
   /**
@@ -737,12 +734,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the attempts in order
    */
   public List<RegisterAttempt> registerAttempts() {
-    lock.lock();
-    try {
-      return List.copyOf(registerAttempts);
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> List.copyOf(registerAttempts));
   }
 
   /**
@@ -752,13 +744,11 @@ public final class FakeKubelet implements AutoCloseable {
    * @return bytes, 0 when none was received
    */
   public long largestDeviceListBytes(String resource) {
-    lock.lock();
-    try {
-      ResourceState rs = resources.get(resource);
-      return rs == null ? 0 : rs.largestListBytes;
-    } finally {
-      lock.unlock();
-    }
+    return locked(
+        () -> {
+          ResourceState rs = resources.get(resource);
+          return rs == null ? 0 : rs.largestListBytes;
+        });
   }
 
   /**
@@ -785,12 +775,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the events in order
    */
   public List<KubeletEvent> events() {
-    lock.lock();
-    try {
-      return List.copyOf(events);
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> List.copyOf(events));
   }
 
   /**
@@ -799,12 +784,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the log
    */
   public String eventLog() {
-    lock.lock();
-    try {
-      return eventLogLocked();
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> eventLogLocked());
   }
 
   private String eventLogLocked() {

@@ -119,7 +119,8 @@ class DirectoryFaultsTest {
                     + " registeredAfterRealKubelet=%.1fms",
                 attempts, early.fds(), late.fds(), early.threads(), late.threads(), ms));
         assertThat(error).contains("cannot reach the kubelet at " + kubeletSock);
-        assertThat(late.fds()).isLessThanOrEqualTo(early.fds() + 2);
+        // Sampled while attempts go on: one attempt's connection (socket, pipe) may be open then.
+        assertThat(late.fds()).isLessThanOrEqualTo(early.fds() + 4);
         assertThat(late.threads()).isLessThanOrEqualTo(early.threads() + 2);
         assertThat(ms).isLessThan(1000.0);
       }

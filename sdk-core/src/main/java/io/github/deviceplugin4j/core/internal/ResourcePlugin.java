@@ -57,6 +57,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final Path socket;
   private final Path kubeletSocket;
   private final SerialExecutor control;
+  // Backend discovery runs here, one call at a time, so lists are published in the order read.
+  private final SerialExecutor discovery;
   private final DeviceState devices;
   private final RequestHandler requests;
   private final List<ServerServiceDefinition> services;
@@ -108,6 +110,7 @@ public final class ResourcePlugin implements PluginEndpoint {
     this.socket = dir.resolve(EngineConfig.socketName(name));
     this.kubeletSocket = config.pluginDir().resolve(EngineConfig.KUBELET_SOCKET);
     this.control = new SerialExecutor(shared.workers());
+    this.discovery = new SerialExecutor(shared.workers());
     this.devices =
         new DeviceState(
             config.adapters(),
@@ -217,11 +220,7 @@ public final class ResourcePlugin implements PluginEndpoint {
           "start", "the backend of " + name + " failed to start: " + describe(e), e);
     }
     try {
-      List<Device> first = backend.devices();
-      if (first == null) {
-        throw new IllegalStateException("devices() returned null");
-      }
-      devices.applyNow(first);
+      devices.applyNow(readDevices());
     } catch (Exception e) {
       backendFailed("devices", e);
       devices.applyNow(List.of());
@@ -760,28 +759,26 @@ public final class ResourcePlugin implements PluginEndpoint {
     if (closed || !rescanQueued.compareAndSet(false, true)) {
       return;
     }
-    try {
-      shared
-          .workers()
-          .execute(
-              () -> {
-                rescanQueued.set(false);
-                if (closed) {
-                  return;
-                }
-                try {
-                  List<Device> list = backend.devices();
-                  if (list == null) {
-                    throw new IllegalStateException("devices() returned null");
-                  }
-                  devices.publish(list);
-                } catch (Exception e) {
-                  backendFailed("devices", e);
-                }
-              });
-    } catch (RuntimeException rejected) {
-      rescanQueued.set(false);
+    discovery.execute(
+        () -> {
+          rescanQueued.set(false);
+          if (closed) {
+            return;
+          }
+          try {
+            devices.publish(readDevices());
+          } catch (Exception e) {
+            backendFailed("devices", e);
+          }
+        });
+  }
+
+  private List<Device> readDevices() throws Exception {
+    List<Device> list = backend.devices();
+    if (list == null) {
+      throw new IllegalStateException("devices() returned null");
     }
+    return list;
   }
 
   private void backendFailed(String operation, Exception e) {

@@ -728,6 +728,30 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
+   * The connection this kubelet holds to the plugin currently registered for a resource: the
+   * channel its own ListAndWatch, GetPreferredAllocation, Allocate and PreStartContainer calls use.
+   * For load generators and benchmarks that call the plugin directly, concurrently, without the
+   * bookkeeping of {@link #allocate(PodRequest)}. The channel belongs to this kubelet: do not shut
+   * it down; it closes when the plugin's connection ends, at {@link #restart()} and at {@link
+   * #close()}.
+   *
+   * @param resource the resource name
+   * @return the channel, empty when no plugin is connected for the resource
+   */
+  public Optional<ManagedChannel> pluginChannel(String resource) {
+    lock.lock();
+    try {
+      ResourceState rs = resources.get(resource);
+      if (rs == null || rs.endpoint == null || rs.endpoint.stopped) {
+        return Optional.empty();
+      }
+      return Optional.of(rs.endpoint.channel);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Every {@code Register} call received on {@code kubelet.sock}, accepted or rejected, with the
    * request's fields.
    *

@@ -3,16 +3,20 @@ package io.github.deviceplugin4j.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
+import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationResponse;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
 import io.github.deviceplugin4j.api.v1beta1.DeviceSpec;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
 import io.github.deviceplugin4j.testkit.AllocationException.Reason;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,6 +50,26 @@ class AllocationTest {
   void stop() {
     plugin.close();
     kubelet.close();
+  }
+
+  @Test
+  void pluginChannelCallsThePluginDirectlyWithoutBookkeepingAndEndsWithTheConnection() {
+    start(false, false);
+    assertThat(kubelet.pluginChannel("example.com/unknown")).isEmpty();
+    ManagedChannel channel = kubelet.pluginChannel(RES).orElseThrow();
+    AllocateResponse response =
+        DevicePluginGrpc.newBlockingStub(channel)
+            .withDeadlineAfter(5, TimeUnit.SECONDS)
+            .allocate(
+                AllocateRequest.newBuilder()
+                    .addContainerRequests(
+                        ContainerAllocateRequest.newBuilder().addDevicesIds("dev-2"))
+                    .build());
+    assertThat(response.getContainerResponses(0).getEnvsMap())
+        .containsEntry("TEST_DEVICES", "dev-2");
+    assertThat(kubelet.allocations()).isEmpty(); // a direct call is not an allocation of the fake
+    kubelet.dropConnection(RES);
+    assertThat(kubelet.pluginChannel(RES)).isEmpty();
   }
 
   @Test

@@ -199,6 +199,21 @@ class BackendFaultsTest {
     assertThat(e.getStatus().getDescription())
         .contains("did not answer Allocate for " + RESOURCE + " within 300 ms (allocationTimeout)");
     await().atMost(STEP).untilTrue(interrupted);
+    // Backend calls run on the gRPC call's own thread: the interrupt meant for the hung call must
+    // not reach the calls that thread serves next.
+    AtomicBoolean leaked = new AtomicBoolean();
+    backend.onAllocate =
+        r -> {
+          if (Thread.currentThread().isInterrupted()) {
+            leaked.set(true);
+          }
+          return r.defaultAllocation();
+        };
+    for (int i = 0; i < 50; i++) {
+      assertThat(client.blocking().allocate(allocate("d1")).getContainerResponsesCount())
+          .isEqualTo(1);
+    }
+    assertThat(leaked).as("a later backend call started with its thread interrupted").isFalse();
     report(
         "allocate-hangs",
         String.format(

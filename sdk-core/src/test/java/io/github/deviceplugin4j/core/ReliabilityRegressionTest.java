@@ -333,9 +333,14 @@ class ReliabilityRegressionTest {
                             }
                           }))
               .toList();
-      int served = 0;
+      // Every start must be over before any host is closed: a host closed early frees the
+      // socket, and a start that was merely late would then serve legitimately.
+      List<Object> results = new ArrayList<>();
       for (CompletableFuture<Object> f : starts) {
-        Object r = f.get(30, TimeUnit.SECONDS);
+        results.add(f.get(30, TimeUnit.SECONDS));
+      }
+      int served = 0;
+      for (Object r : results) {
         if (r instanceof DevicePluginHost h) {
           served++;
           h.close();

@@ -22,8 +22,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -63,7 +61,6 @@ public final class RequestHandler {
   private final Allocator allocator;
   private final PreferredAllocator preferredAllocator;
   private final PreStartHook preStartHook;
-  private final ExecutorService backendPool;
   private final ScheduledExecutorService timer;
   private final Duration timeout;
   private final Consumer<DevicePluginException> errors;
@@ -74,7 +71,6 @@ public final class RequestHandler {
    * @param resource the resource name
    * @param backend the backend
    * @param state the device state
-   * @param backendPool where backend calls run
    * @param timer for deadlines
    * @param timeout deadline of each backend call
    * @param errors where failures are reported
@@ -83,7 +79,6 @@ public final class RequestHandler {
       String resource,
       DeviceBackend backend,
       DeviceState state,
-      ExecutorService backendPool,
       ScheduledExecutorService timer,
       Duration timeout,
       Consumer<DevicePluginException> errors) {
@@ -92,7 +87,6 @@ public final class RequestHandler {
     this.allocator = backend instanceof Allocator a ? a : null;
     this.preferredAllocator = backend instanceof PreferredAllocator p ? p : null;
     this.preStartHook = backend instanceof PreStartHook h ? h : null;
-    this.backendPool = backendPool;
     this.timer = timer;
     this.timeout = timeout;
     this.errors = errors;
@@ -330,51 +324,85 @@ public final class RequestHandler {
     return CompletableFuture.failedFuture(e);
   }
 
+  /**
+   * Calls the backend on the calling thread (a gRPC executor thread, never an event loop), with a
+   * deadline: when it passes, the future fails at once with {@code DEADLINE_EXCEEDED} (so the
+   * kubelet gets its answer) and the calling thread is interrupted, but only while it is still
+   * inside the backend. Running inline saves a hand-off to another thread on every call; a backend
+   * that hangs holds this thread instead of another thread of the same pool.
+   */
   private <T> CompletableFuture<T> callBackend(String operation, Callable<T> call) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    Future<?> task;
+    InlineCall inline = new InlineCall(Thread.currentThread());
+    ScheduledFuture<?> deadline;
     try {
-      task =
-          backendPool.submit(
+      deadline =
+          timer.schedule(
               () -> {
-                try {
-                  result.complete(call.call());
-                } catch (Throwable t) {
-                  result.completeExceptionally(wrap(operation, t));
+                boolean timedOut =
+                    result.completeExceptionally(
+                        new BackendException(
+                            operation,
+                            "the backend did not answer "
+                                + operation
+                                + " for "
+                                + resource
+                                + " within "
+                                + timeout.toMillis()
+                                + " ms (allocationTimeout)",
+                            null,
+                            true));
+                if (timedOut) {
+                  inline.interrupt();
                 }
-              });
+              },
+              timeout.toNanos(),
+              TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException shuttingDown) {
       return failed(new BackendException(operation, "the plugin is shutting down", shuttingDown));
     }
-    ScheduledFuture<?> deadline =
-        timer.schedule(
-            () -> {
-              boolean timedOut =
-                  result.completeExceptionally(
-                      new BackendException(
-                          operation,
-                          "the backend did not answer "
-                              + operation
-                              + " for "
-                              + resource
-                              + " within "
-                              + timeout.toMillis()
-                              + " ms (allocationTimeout)",
-                          null,
-                          true));
-              if (timedOut) {
-                task.cancel(true);
+    CompletableFuture<T> answered =
+        result.whenComplete(
+            (value, error) -> {
+              deadline.cancel(false);
+              if (error != null) {
+                errors.accept(unwrap(error));
               }
-            },
-            timeout.toNanos(),
-            TimeUnit.NANOSECONDS);
-    return result.whenComplete(
-        (value, error) -> {
-          deadline.cancel(false);
-          if (error != null) {
-            errors.accept(unwrap(error));
-          }
-        });
+            });
+    try {
+      result.complete(call.call());
+    } catch (Throwable t) {
+      result.completeExceptionally(wrap(operation, t));
+    } finally {
+      inline.done();
+    }
+    return answered;
+  }
+
+  /** The thread running a backend call inline, interruptible only while it is in the call. */
+  private static final class InlineCall {
+    private final Thread thread;
+    private boolean running = true;
+    private boolean interrupted;
+
+    InlineCall(Thread thread) {
+      this.thread = thread;
+    }
+
+    synchronized void interrupt() {
+      if (running) {
+        interrupted = true;
+        thread.interrupt();
+      }
+    }
+
+    /** Leaves the call; an interrupt meant for it must not reach the thread's next task. */
+    synchronized void done() {
+      running = false;
+      if (interrupted) {
+        Thread.interrupted();
+      }
+    }
   }
 
   private DevicePluginException wrap(String operation, Throwable t) {

@@ -124,7 +124,6 @@ public final class ResourcePlugin implements PluginEndpoint {
             name,
             backend,
             devices,
-            shared.workers(),
             shared.timer(),
             config.allocationTimeout(),
             this::requestFailed);

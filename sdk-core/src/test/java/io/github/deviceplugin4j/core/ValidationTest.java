@@ -76,6 +76,56 @@ class ValidationTest {
     assertThat(Validation.allocationProblems(ok)).isEmpty();
   }
 
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "/..,               contains a '..' segment",
+    "/a/..,             contains a '..' segment",
+    "/a/../b,           contains a '..' segment",
+    "/a//..//b,         contains a '..' segment",
+    "/a/...,            ",
+    "/a/..b,            ",
+    "/a/b..,            ",
+    "/a.. /b,           ",
+    "/..../x,           ",
+    "/,                 ",
+  })
+  void findsDotDotSegmentsOnlyWhereTheyAreWholeSegments(String path, String problem) {
+    assertThat(Validation.pathProblem(path)).isEqualTo(problem);
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "r, true",
+    "rw, true",
+    "rwm, true",
+    "mwr, true",
+    "m, true",
+    "rwr, false",
+    "mm, false",
+    "rW, false",
+    "' r', false"
+  })
+  void permissionsAreDistinctLettersOfRwm(String permissions, boolean ok) {
+    assertThat(Validation.permissionsProblem(permissions) == null).isEqualTo(ok);
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "A, true",
+    "_, true",
+    "a_1, true",
+    "_9, true",
+    "ABC_DEF9, true",
+    "9A, false",
+    "A.B, false",
+    "Ä, false",
+    "' A', false"
+  })
+  void environmentNamesArePosixNames(String name, boolean ok) {
+    ContainerAllocation a = ContainerAllocation.builder().env(name, "v").build();
+    assertThat(Validation.allocationProblems(a).isEmpty()).isEqualTo(ok);
+  }
+
   @Test
   void dropsBadDevicesAndKeepsTheOthers() {
     List<Device> devices =

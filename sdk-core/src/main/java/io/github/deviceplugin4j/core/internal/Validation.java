@@ -13,7 +13,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /** Checks of what the backend publishes and returns, and of what the kubelet asks. */
 public final class Validation {
@@ -26,8 +25,6 @@ public final class Validation {
 
   /** The longest ID {@link #quote} shows whole in a message. */
   public static final int MAX_QUOTED_ID_CHARS = 100;
-
-  private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
   private Validation() {}
 
@@ -109,49 +106,73 @@ public final class Validation {
    * @return problems naming the offending values; empty when fine
    */
   public static List<String> allocationProblems(ContainerAllocation allocation) {
-    List<String> problems = new ArrayList<>();
+    // Runs for every device of every published list and for every Allocate answer: no
+    // allocation at all unless something is wrong.
+    List<String> problems = null;
     for (Map.Entry<String, String> e : allocation.env().entrySet()) {
-      if (!ENV_NAME.matcher(e.getKey()).matches()) {
-        problems.add(
-            "environment variable name \""
-                + e.getKey()
-                + "\" is invalid (expected [A-Za-z_][A-Za-z0-9_]*)");
+      if (!isEnvName(e.getKey())) {
+        problems =
+            add(
+                problems,
+                "environment variable name \""
+                    + e.getKey()
+                    + "\" is invalid (expected [A-Za-z_][A-Za-z0-9_]*)");
       }
       if (e.getValue().indexOf('\0') >= 0) {
-        problems.add("environment variable " + e.getKey() + " contains a NUL character");
+        problems =
+            add(problems, "environment variable " + e.getKey() + " contains a NUL character");
       }
     }
     for (Mount m : allocation.mounts()) {
-      addPathProblem(problems, "mount container path", m.containerPath());
-      addPathProblem(problems, "mount host path", m.hostPath());
+      problems = addPathProblem(problems, "mount container path", m.containerPath());
+      problems = addPathProblem(problems, "mount host path", m.hostPath());
     }
     for (DeviceNode n : allocation.deviceNodes()) {
-      addPathProblem(problems, "device node container path", n.containerPath());
-      addPathProblem(problems, "device node host path", n.hostPath());
+      problems = addPathProblem(problems, "device node container path", n.containerPath());
+      problems = addPathProblem(problems, "device node host path", n.hostPath());
       String p = permissionsProblem(n.permissions());
       if (p != null) {
-        problems.add("device node " + n.hostPath() + ": " + p);
+        problems = add(problems, "device node " + n.hostPath() + ": " + p);
       }
     }
     for (String key : allocation.annotations().keySet()) {
       if (key.isEmpty()) {
-        problems.add("annotation key is empty");
+        problems = add(problems, "annotation key is empty");
       }
     }
     for (String cdi : allocation.cdiDevices()) {
       String p = CdiNames.problem(cdi);
       if (p != null) {
-        problems.add(p);
+        problems = add(problems, p);
       }
     }
-    return problems;
+    return problems == null ? List.of() : problems;
   }
 
-  private static void addPathProblem(List<String> problems, String what, String path) {
-    String p = pathProblem(path);
-    if (p != null) {
-      problems.add(what + " \"" + path + "\" " + p);
+  private static List<String> add(List<String> problems, String problem) {
+    List<String> list = problems == null ? new ArrayList<>() : problems;
+    list.add(problem);
+    return list;
+  }
+
+  /** Whether a name matches {@code [A-Za-z_][A-Za-z0-9_]*}. */
+  private static boolean isEnvName(String name) {
+    if (name.isEmpty()) {
+      return false;
     }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      boolean letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+      if (!letter && !(i > 0 && c >= '0' && c <= '9')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<String> addPathProblem(List<String> problems, String what, String path) {
+    String p = pathProblem(path);
+    return p == null ? problems : add(problems, what + " \"" + path + "\" " + p);
   }
 
   /**
@@ -170,8 +191,11 @@ public final class Validation {
     if (path.indexOf('\0') >= 0) {
       return "contains a NUL character";
     }
-    for (String segment : path.split("/")) {
-      if (segment.equals("..")) {
+    // A ".." segment: two dots between slashes (or a slash and the end).
+    for (int i = path.indexOf(".."); i >= 0; i = path.indexOf("..", i + 1)) {
+      boolean startsSegment = path.charAt(i - 1) == '/';
+      boolean endsSegment = i + 2 == path.length() || path.charAt(i + 2) == '/';
+      if (startsSegment && endsSegment) {
         return "contains a '..' segment";
       }
     }
@@ -188,8 +212,9 @@ public final class Validation {
     if (permissions.isEmpty()) {
       return "permissions are empty (expected a combination of r, w and m)";
     }
-    Set<Character> seen = new HashSet<>();
-    for (char c : permissions.toCharArray()) {
+    int seen = 0; // one bit per letter
+    for (int i = 0; i < permissions.length(); i++) {
+      char c = permissions.charAt(i);
       if (c != 'r' && c != 'w' && c != 'm') {
         return "permissions \""
             + permissions
@@ -197,11 +222,38 @@ public final class Validation {
             + c
             + "' (only r, w and m are allowed)";
       }
-      if (!seen.add(c)) {
+      int bit = c == 'r' ? 1 : c == 'w' ? 2 : 4;
+      if ((seen & bit) != 0) {
         return "permissions \"" + permissions + "\" repeat '" + c + "'";
       }
+      seen |= bit;
     }
     return null;
+  }
+
+  /**
+   * The common case of {@link #resolve} without building anything for errors: every ID known, not
+   * repeated, and healthy when required.
+   *
+   * @return the devices in request order, or null when something is wrong (resolve then names it)
+   */
+  private static List<Device> resolveValid(
+      List<String> ids, Snapshot snapshot, boolean requireHealthy) {
+    Map<String, Device> byId = snapshot.byId();
+    if (ids.size() == 1) {
+      Device d = byId.get(ids.get(0));
+      return d != null && (d.isHealthy() || !requireHealthy) ? List.of(d) : null;
+    }
+    Set<String> seen = new HashSet<>(ids.size() * 2);
+    List<Device> devices = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      Device d = byId.get(id);
+      if (d == null || !seen.add(id) || (requireHealthy && !d.isHealthy())) {
+        return null;
+      }
+      devices.add(d);
+    }
+    return devices;
   }
 
   /**
@@ -220,6 +272,10 @@ public final class Validation {
       String what, String resource, List<String> ids, Snapshot snapshot, boolean requireHealthy) {
     if (ids.isEmpty()) {
       throw new InvalidRequestException(what + " for " + resource + " names no devices", List.of());
+    }
+    List<Device> valid = resolveValid(ids, snapshot, requireHealthy);
+    if (valid != null) {
+      return valid;
     }
     Set<String> seen = new HashSet<>();
     Set<String> repeated = new LinkedHashSet<>();

@@ -1,0 +1,231 @@
+package io.github.deviceplugin4j.benchmarks;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * The end-to-end benchmark command: runs every scenario over real Unix sockets and prints the
+ * tables and targets as Markdown.
+ *
+ * <pre>
+ * java -jar benchmarks/target/deviceplugin4j-benchmarks.jar [--quick] [--only=a,b] [--out=file.md]
+ * </pre>
+ */
+public final class Bench {
+
+  private Bench() {}
+
+  /**
+   * Every scenario, in the order they run.
+   *
+   * @return scenarios
+   */
+  public static List<Scenario> scenarios() {
+    return List.of(
+        new AllocateScenario(),
+        new AdmitScenario(),
+        new HealthScenario(),
+        new RestartScenario(),
+        new ScaleScenario());
+  }
+
+  /**
+   * Runs the command.
+   *
+   * @param args see the class description
+   * @throws Exception when a scenario cannot measure
+   */
+  public static void main(String[] args) throws Exception {
+    // The plugins' INFO lines (registered, serving) would bury the tables; warnings still show.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
+    Sizes sizes = Sizes.full();
+    Set<String> only = new LinkedHashSet<>();
+    Path out = null;
+    Path examples = null;
+    for (String a : args) {
+      if (a.equals("--quick")) {
+        sizes = Sizes.quick();
+      } else if (a.startsWith("--only=")) {
+        only.addAll(Arrays.asList(a.substring("--only=".length()).split(",")));
+      } else if (a.startsWith("--out=")) {
+        out = Path.of(a.substring("--out=".length()));
+      } else if (a.startsWith("--examples=")) {
+        examples = Path.of(a.substring("--examples=".length()));
+      } else {
+        System.err.println(
+            "unknown argument "
+                + a
+                + "; usage: [--quick] [--only="
+                + String.join(",", scenarios().stream().map(Scenario::name).toList())
+                + "] [--out=file.md] [--examples=dir]");
+        System.exit(2);
+      }
+    }
+    Report report = run(sizes, only, examples == null ? findExamples() : examples, System.out);
+    if (out != null) {
+      Files.writeString(out, render(report), StandardCharsets.UTF_8);
+      System.out.println("written to " + out.toAbsolutePath());
+    }
+    System.exit(0); // stray non-daemon threads of a failed scenario must not keep the JVM alive
+  }
+
+  /**
+   * Runs scenarios and prints each table as soon as it is complete.
+   *
+   * @param sizes how much to measure
+   * @param only scenario names to run, all when empty
+   * @param examples the repository's examples directory
+   * @param progress where tables and progress go
+   * @return the report
+   * @throws Exception when a scenario cannot measure
+   */
+  public static Report run(Sizes sizes, Set<String> only, Path examples, PrintStream progress)
+      throws Exception {
+    List<String> known = scenarios().stream().map(Scenario::name).toList();
+    for (String name : only) {
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException(
+            "no scenario named " + name + "; the scenarios are " + String.join(", ", known));
+      }
+    }
+    Path root = Files.createTempDirectory(Path.of("/tmp"), "dp4jb");
+    BenchContext ctx = new BenchContext(sizes, root, examples);
+    Report report = new Report();
+    progress.println(header());
+    try {
+      for (Scenario s : scenarios()) {
+        if (!only.isEmpty() && !only.contains(s.name())) {
+          continue;
+        }
+        int before = report.tables().size();
+        Instant start = Instant.now();
+        progress.println("<!-- running " + s.name() + " -->");
+        s.run(ctx, report);
+        List<Report.Table> tables = report.tables();
+        for (Report.Table t : tables.subList(before, tables.size())) {
+          Report.print(t, progress);
+        }
+        progress.println(
+            "<!-- "
+                + s.name()
+                + " took "
+                + Duration.between(start, Instant.now()).toSeconds()
+                + " s -->");
+        progress.flush();
+      }
+      report.printTargets(progress);
+    } finally {
+      deleteTree(root);
+    }
+    return report;
+  }
+
+  /**
+   * The whole report as Markdown, with the machine header.
+   *
+   * @param report the report
+   * @return Markdown
+   */
+  public static String render(Report report) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    PrintStream ps = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    ps.println(header());
+    report.tables().forEach(t -> Report.print(t, ps));
+    report.printTargets(ps);
+    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * What the figures came from: date, CPU, cores, memory, OS, JVM and the harness's flags.
+   *
+   * @return Markdown lines
+   */
+  public static String header() {
+    Runtime rt = Runtime.getRuntime();
+    return "Measured "
+        + Instant.now().truncatedTo(ChronoUnit.SECONDS)
+        + " on "
+        + cpuModel()
+        + ", "
+        + rt.availableProcessors()
+        + " cores, "
+        + Fmt.mib(totalMemory())
+        + " MiB RAM, "
+        + System.getProperty("os.name")
+        + " "
+        + System.getProperty("os.version")
+        + "; "
+        + System.getProperty("java.vm.name")
+        + " "
+        + System.getProperty("java.runtime.version")
+        + "; harness JVM flags: "
+        + (ManagementFactory.getRuntimeMXBean().getInputArguments().isEmpty()
+            ? "(defaults)"
+            : String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()))
+        + "\n";
+  }
+
+  private static String cpuModel() {
+    try (Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
+      return lines
+          .filter(l -> l.startsWith("model name"))
+          .map(l -> l.substring(l.indexOf(':') + 1).trim())
+          .findFirst()
+          .orElse("unknown CPU");
+    } catch (IOException | RuntimeException e) {
+      return "unknown CPU";
+    }
+  }
+
+  private static long totalMemory() {
+    try (Stream<String> lines = Files.lines(Path.of("/proc/meminfo"))) {
+      return lines
+          .filter(l -> l.startsWith("MemTotal:"))
+          .map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024)
+          .findFirst()
+          .orElse(0L);
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private static Path findExamples() {
+    for (Path p : List.of(Path.of("examples"), Path.of("..", "examples"))) {
+      if (Files.isDirectory(p.resolve("fpga"))) {
+        return p.toAbsolutePath().normalize();
+      }
+    }
+    return Path.of("examples").toAbsolutePath();
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    List<Path> paths = new ArrayList<>();
+    try (Stream<Path> walk = Files.walk(root)) {
+      walk.forEach(paths::add);
+    }
+    paths.sort(Comparator.reverseOrder());
+    for (Path p : paths) {
+      Files.deleteIfExists(p);
+    }
+  }
+}

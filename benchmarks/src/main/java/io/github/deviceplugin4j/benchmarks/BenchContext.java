@@ -1,0 +1,52 @@
+package io.github.deviceplugin4j.benchmarks;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What a scenario needs: the sizes, a short work directory (Unix socket paths are limited to 107
+ * bytes), and where the example plugins' runnable jars are.
+ *
+ * @param sizes how much to measure
+ * @param root the run's work directory
+ * @param examplesDir the repository's {@code examples} directory
+ */
+public record BenchContext(Sizes sizes, Path root, Path examplesDir) {
+
+  /**
+   * A new empty directory under the work directory.
+   *
+   * @param name prefix
+   * @return the directory
+   */
+  public Path newDir(String name) {
+    try {
+      return Files.createTempDirectory(root, name);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * An example plugin's runnable jar, {@code examples/<module>/target/<artifactId>.jar}.
+   *
+   * @param module the example's directory name, e.g. {@code fpga}
+   * @return the jar
+   * @throws IllegalStateException when it was not built
+   */
+  public Path exampleJar(String module) {
+    Path jar =
+        examplesDir
+            .resolve(module)
+            .resolve("target")
+            .resolve("deviceplugin4j-example-" + module + ".jar");
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException(
+          jar.toAbsolutePath().normalize()
+              + " is missing: build everything first (./mvnw -B -q install -DskipTests)");
+    }
+    return jar.toAbsolutePath().normalize();
+  }
+}

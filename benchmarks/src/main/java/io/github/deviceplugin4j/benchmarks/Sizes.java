@@ -1,0 +1,65 @@
+package io.github.deviceplugin4j.benchmarks;
+
+import java.util.List;
+
+/**
+ * How much each scenario measures. {@link #full()} is what the issue's targets are stated for;
+ * {@link #quick()} checks that every scenario works, in seconds (the build's smoke test).
+ *
+ * @param allocateWarmup Allocate calls before measuring, per implementation and concurrency
+ * @param allocateCalls Allocate calls measured, per implementation and concurrency
+ * @param concurrencies Allocate concurrency levels
+ * @param preferredCalls GetPreferredAllocation calls measured
+ * @param admitCalls full admit paths measured
+ * @param flips health changes measured
+ * @param restarts kubelet restarts measured per registration mode
+ * @param deviceCounts ListAndWatch list sizes
+ * @param scaleRepeats list publications measured per size
+ * @param coldStarts process starts measured per flag set
+ * @param memoryAllocates Allocate calls before the loaded RSS is read
+ * @param resources resources in one process
+ */
+public record Sizes(
+    int allocateWarmup,
+    int allocateCalls,
+    List<Integer> concurrencies,
+    int preferredCalls,
+    int admitCalls,
+    int flips,
+    int restarts,
+    List<Integer> deviceCounts,
+    int scaleRepeats,
+    int coldStarts,
+    int memoryAllocates,
+    int resources) {
+
+  /**
+   * The sizes the targets are stated for.
+   *
+   * @return sizes
+   */
+  public static Sizes full() {
+    return new Sizes(
+        20_000,
+        20_000,
+        List.of(1, 4, 16),
+        5_000,
+        2_000,
+        1_000,
+        200,
+        List.of(1_000, 10_000, 100_000),
+        7,
+        5,
+        100_000,
+        100);
+  }
+
+  /**
+   * Small sizes that only check each scenario works.
+   *
+   * @return sizes
+   */
+  public static Sizes quick() {
+    return new Sizes(200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5);
+  }
+}

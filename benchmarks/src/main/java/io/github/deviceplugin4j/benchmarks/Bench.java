@@ -1,5 +1,8 @@
 package io.github.deviceplugin4j.benchmarks;
 
+import io.github.deviceplugin4j.benchmarks.process.ColdStartScenario;
+import io.github.deviceplugin4j.benchmarks.process.MemoryScenario;
+import io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -41,7 +44,10 @@ public final class Bench {
         new AdmitScenario(),
         new HealthScenario(),
         new RestartScenario(),
-        new ScaleScenario());
+        new ScaleScenario(),
+        new ColdStartScenario(),
+        new MemoryScenario(),
+        new MultiResourceScenario());
   }
 
   /**

@@ -1,0 +1,108 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The JVM flag sets the process scenarios compare. {@link #RECOMMENDED} is exactly what the example
+ * images' {@code ENTRYPOINT} passes (examples/{fpga,nic,infiniband}/Dockerfile), so the figures are
+ * those of the shipped images:
+ *
+ * <ul>
+ *   <li>{@code -XX:+UseSerialGC}: one collector working in the VM thread, no G1 region tables,
+ *       remembered sets or concurrent threads; a plugin has a few MiB of live heap, so its pauses
+ *       stay short.
+ *   <li>{@code -Xss256k}: the plugin's threads (event loop, gRPC executor, watcher) have shallow
+ *       stacks; 256 KiB instead of 1 MiB caps what each thread may touch.
+ *   <li>{@code -XX:MaxRAM=256m}: the heap is sized as if the machine had 256 MiB (maximum heap 64
+ *       MiB, initial 4 MiB) instead of from the node's memory; independent of the container's
+ *       limit.
+ *   <li>{@code -XX:TieredStopAtLevel=1}: C1 only: one compiler thread and no C2 arenas; C2 would
+ *       compile the Allocate path a little better, which a plugin never needs.
+ *   <li>{@code -XX:ReservedCodeCacheSize=16m}: the FPGA example's compiled code is 6-7 MiB after
+ *       100,000 Allocates (NMT "Code"); 16 MiB bounds it (the default reserves 240 MiB).
+ *   <li>{@code -XX:MaxMetaspaceSize=64m}: the FPGA example uses 11-13 MiB of metaspace (NMT); a
+ *       bound that turns a class-loading leak into an error instead of growth.
+ *   <li>{@code -Xshare:auto}: the JDK default, written out in the images: use the JDK's CDS archive
+ *       (and an application archive when one is given), fall back silently if it cannot be mapped.
+ *   <li>{@code -Dio.netty.allocator.type=unpooled} and {@code
+ *       -Dio.grpc.netty.useCustomAllocator=false}: Netty's pooled allocator keeps per-thread arenas
+ *       and 4 MiB+ chunks that never shrink; a plugin's messages are small, and unpooled buffers
+ *       kept a bare grpc-java server at 62-64 MiB after 10,000 calls instead of 72-75 MiB
+ *       (shared/TOOLCHAIN.md). grpc-netty uses its own pooled allocator unless told not to.
+ *   <li>{@code -Dio.netty.eventLoopThreads=1}: event loop groups created without a thread count
+ *       (gRPC's shared ones) get one thread instead of two per core.
+ *   <li>{@code -Dorg.slf4j.simpleLogger.showDateTime=true}: log format only (the images log through
+ *       slf4j-simple); kept so the measured start is the image's.
+ * </ul>
+ *
+ * <p>An application class-data-sharing archive ({@link #withAppCds}) is the one lever left for
+ * start-up time: {@code -XX:SharedArchiveFile} maps the classes a training run loaded, already
+ * parsed and verified. The training run uses the same flags plus {@code
+ * -XX:ArchiveClassesAtExit=<archive>} ({@link #training}) and a jar-only class path; the JVM writes
+ * the archive as it exits: at the end of {@code main}, at {@code System.exit}, and on SIGTERM (JDK
+ * 17, measured), never on SIGKILL.
+ */
+public final class JvmFlags {
+
+  private JvmFlags() {}
+
+  /** A named list of JVM flags. */
+  public record FlagSet(String name, List<String> flags) {
+    /**
+     * A flag set.
+     *
+     * @param name how the report names it
+     * @param flags the flags, in order
+     */
+    public FlagSet {
+      flags = List.copyOf(flags);
+    }
+  }
+
+  /** The JVM's defaults: no flags. */
+  public static final FlagSet DEFAULT = new FlagSet("default", List.of());
+
+  /** What the example images pass; see the class description for each flag's reason. */
+  public static final FlagSet RECOMMENDED =
+      new FlagSet(
+          "recommended",
+          List.of(
+              "-XX:+UseSerialGC",
+              "-Xss256k",
+              "-XX:MaxRAM=256m",
+              "-XX:TieredStopAtLevel=1",
+              "-XX:ReservedCodeCacheSize=16m",
+              "-XX:MaxMetaspaceSize=64m",
+              "-Xshare:auto",
+              "-Dio.netty.allocator.type=unpooled",
+              "-Dio.grpc.netty.useCustomAllocator=false",
+              "-Dio.netty.eventLoopThreads=1",
+              "-Dorg.slf4j.simpleLogger.showDateTime=true"));
+
+  /**
+   * The recommended flags with an application CDS archive.
+   *
+   * @param name how the report names the set
+   * @param archive the archive a {@link #training} run wrote
+   * @return the flag set
+   */
+  public static FlagSet withAppCds(String name, Path archive) {
+    List<String> flags = new ArrayList<>(RECOMMENDED.flags());
+    flags.add("-XX:SharedArchiveFile=" + archive);
+    return new FlagSet(name, flags);
+  }
+
+  /**
+   * The recommended flags for a training run that writes an application CDS archive at exit.
+   *
+   * @param archive where the archive goes
+   * @return the flag set
+   */
+  public static FlagSet training(Path archive) {
+    List<String> flags = new ArrayList<>(RECOMMENDED.flags());
+    flags.add("-XX:ArchiveClassesAtExit=" + archive);
+    return new FlagSet("training", flags);
+  }
+}

@@ -122,9 +122,12 @@ class ReliabilityRegressionTest {
                 (request, answer) -> {
                   if (calls.incrementAndGet() == 1) {
                     try {
-                      // the socket goes, and a regular file takes its place: serving again fails
-                      Files.delete(socket);
-                      Files.writeString(socket, "not a socket");
+                      // A regular file takes the socket's place, renamed over it at once: no
+                      // moment without a file there, in which the plugin could serve again, and
+                      // no delete event either: serving again fails.
+                      Path file = dir.resolve(".not-a-socket");
+                      Files.writeString(file, "not a socket");
+                      Files.move(file, socket, StandardCopyOption.ATOMIC_MOVE);
                     } catch (IOException e) {
                       answer.onError(e);
                       return;

@@ -19,8 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +38,10 @@ public final class HostEngine implements AutoCloseable {
   private final RegistrationMode mode;
   private final Map<String, ResourcePlugin> plugins = new LinkedHashMap<>();
   private final EventLoopGroup group;
+
+  /** How long an idle worker thread lives. */
+  static final long WORKER_KEEP_ALIVE_SECONDS = 5;
+
   private final ExecutorService workers;
   private final ScheduledThreadPoolExecutor timer;
   private final Listeners listeners;
@@ -51,7 +56,17 @@ public final class HostEngine implements AutoCloseable {
             config.eventLoopThreads(),
             Threads.factory("eventloop", false),
             NioIoHandler.newFactory());
-    this.workers = Executors.newCachedThreadPool(Threads.factory("worker", true));
+    // A cached pool (never bounded: a blocked backend call must not starve the kubelet's calls)
+    // whose idle threads end after 5 s, not a minute: bursts (every resource registering at once
+    // after a kubelet restart) leave no crowd of idle threads behind for long.
+    this.workers =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            WORKER_KEEP_ALIVE_SECONDS,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            Threads.factory("worker", true));
     this.timer = new ScheduledThreadPoolExecutor(1, Threads.factory("timer", true));
     timer.setRemoveOnCancelPolicy(true);
     this.listeners = new Listeners(config.listeners());
@@ -187,8 +202,16 @@ public final class HostEngine implements AutoCloseable {
     } catch (IOException e) {
       throw new ConfigurationException("cannot watch " + dirs + ": " + e, e);
     }
+    // Each resource's check at its own offset within the period: with many resources, checks
+    // submitted all at once would make the cached worker pool start a thread for each (100
+    // resources: 100 more threads, idle for a minute after every check).
     long period = config.safetyInterval().toNanos();
-    timer.scheduleWithFixedDelay(this::safetyCheck, period, period, TimeUnit.NANOSECONDS);
+    List<ResourcePlugin> all = List.copyOf(plugins.values());
+    for (int i = 0; i < all.size(); i++) {
+      ResourcePlugin p = all.get(i);
+      long offset = period * i / all.size();
+      timer.scheduleWithFixedDelay(p::safetyCheck, period + offset, period, TimeUnit.NANOSECONDS);
+    }
   }
 
   private void safetyCheck() {

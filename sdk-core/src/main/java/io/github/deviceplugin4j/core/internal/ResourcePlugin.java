@@ -604,9 +604,10 @@ public final class ResourcePlugin implements PluginEndpoint {
     inFlight = false;
     registeredKubelet = kubelet;
     succeeded("API " + version + ", legacy Register on " + kubeletSocket);
-    if (again) {
+    // The socket is checked even when no event came: a file renamed over it raises none.
+    boolean socketGone = !server.stillOurs();
+    if (again || socketGone) {
       again = false;
-      boolean socketGone = !server.stillOurs();
       if (socketGone || !Objects.equals(SocketFiles.identity(kubeletSocket), kubelet)) {
         // What the kubelet just accepted is gone already: not registered until the next attempt.
         markLost(

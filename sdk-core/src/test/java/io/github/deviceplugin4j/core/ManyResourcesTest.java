@@ -1,0 +1,59 @@
+package io.github.deviceplugin4j.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Many resources in one host share its threads; periodic work does not multiply them. */
+class ManyResourcesTest {
+
+  static final int RESOURCES = 40;
+
+  @TempDir Path tmp;
+
+  @Test
+  void safetyChecksOfManyResourcesDoNotStartAThreadEach() {
+    try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"))) {
+      DevicePluginHost.Builder b =
+          DevicePluginHost.builder()
+              .pluginDir(kubelet.pluginDir())
+              .registrationMode(RegistrationMode.LEGACY)
+              .safetyCheckInterval(Duration.ofMillis(200));
+      for (int i = 0; i < RESOURCES; i++) {
+        b.backend(TestBackend.of("example.com/r" + i, "d0"));
+      }
+      try (DevicePluginHost host = b.start()) {
+        await().atMost(Duration.ofSeconds(30)).until(host::isReady);
+        // Registering 40 resources at once needs workers; idle ones end after 5 s.
+        await().atMost(Duration.ofSeconds(20)).until(() -> workers() < RESOURCES / 4);
+        // Then, across 10 safety periods, checks spread over the period keep it that way: 40
+        // checks submitted at once used to start a worker thread each, every period.
+        AtomicInteger most = new AtomicInteger();
+        await()
+            .during(Duration.ofSeconds(2))
+            .atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(20))
+            .until(
+                () -> {
+                  most.accumulateAndGet(workers(), Math::max);
+                  return host.isReady();
+                });
+        assertThat(most.get()).as("most worker threads alive at once").isLessThan(RESOURCES / 4);
+      }
+    }
+  }
+
+  private static int workers() {
+    return (int)
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(Thread::isAlive)
+            .filter(t -> t.getName().startsWith("deviceplugin4j-worker-"))
+            .count();
+  }
+}

@@ -64,12 +64,18 @@ public class BenchBackend implements DeviceBackend, Allocator, PreferredAllocato
    * @return the device
    */
   public static Device device(int i, Health health) {
-    String id = "dev-" + i;
-    return Device.builder(id)
-        .health(health)
-        .numaNode(i % 2)
-        .deviceNode(DeviceNode.rw("/dev/" + id))
-        .build();
+    return deviceBuilder(i).health(health).build();
+  }
+
+  /**
+   * Device {@code dev-i} so far: its NUMA node ({@code i % 2}) and its device node {@code
+   * /dev/dev-i}.
+   *
+   * @param i index
+   * @return the builder
+   */
+  public static Device.Builder deviceBuilder(int i) {
+    return Device.builder("dev-" + i).numaNode(i % 2).deviceNode(DeviceNode.rw("/dev/dev-" + i));
   }
 
   @Override

@@ -2,7 +2,6 @@ package io.github.deviceplugin4j.benchmarks;
 
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
-import io.github.deviceplugin4j.core.DeviceNode;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,13 +26,7 @@ public final class DeclarativeBackend implements DeviceBackend {
     this.resource = resource;
     List<Device> list = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      String id = "dev-" + i;
-      list.add(
-          Device.builder(id)
-              .numaNode(i % 2)
-              .deviceNode(DeviceNode.rw("/dev/" + id))
-              .env(BaselinePlugin.ENV, id)
-              .build());
+      list.add(BenchBackend.deviceBuilder(i).env(BaselinePlugin.ENV, "dev-" + i).build());
     }
     this.devices = List.copyOf(list);
   }

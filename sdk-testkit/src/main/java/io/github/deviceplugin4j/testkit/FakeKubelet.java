@@ -715,16 +715,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the registration, empty when no plugin is connected for it
    */
   public Optional<Registration> registration(String resource) {
-    lock.lock();
-    try {
-      ResourceState rs = resources.get(resource);
-      if (rs == null || rs.endpoint == null || rs.endpoint.stopped) {
-        return Optional.empty();
-      }
-      return Optional.of(rs.endpoint.registration);
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> liveEndpoint(resource).map(ep -> ep.registration));
   }
 
   /**
@@ -739,16 +730,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the channel, empty when no plugin is connected for the resource
    */
   public Optional<ManagedChannel> pluginChannel(String resource) {
-    lock.lock();
-    try {
-      ResourceState rs = resources.get(resource);
-      if (rs == null || rs.endpoint == null || rs.endpoint.stopped) {
-        return Optional.empty();
-      }
-      return Optional.of(rs.endpoint.channel);
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> liveEndpoint(resource).map(ep -> ep.channel));
   }
 
   /**
@@ -1386,16 +1368,24 @@ public final class FakeKubelet implements AutoCloseable {
 
   private Endpoint connectedEndpoint(String resource) {
     checkOpen();
+    return liveEndpoint(resource)
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "no plugin is connected for "
+                        + resource
+                        + "; connected: "
+                        + connectedResources()
+                        + ". Await its registration first."));
+  }
+
+  /** The endpoint of the plugin connected for a resource; call with the lock held. */
+  private Optional<Endpoint> liveEndpoint(String resource) {
     ResourceState rs = resources.get(resource);
     if (rs == null || rs.endpoint == null || rs.endpoint.stopped) {
-      throw new IllegalStateException(
-          "no plugin is connected for "
-              + resource
-              + "; connected: "
-              + connectedResources()
-              + ". Await its registration first.");
+      return Optional.empty();
     }
-    return rs.endpoint;
+    return Optional.of(rs.endpoint);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -190,6 +190,7 @@ public final class RequestHandler {
               List.of()));
     }
     List<PreferredAllocationRequest> requests = new ArrayList<>(queries.size());
+    List<Set<String>> availableSets = new ArrayList<>(queries.size());
     try {
       if (queries.isEmpty()) {
         throw new InvalidRequestException(
@@ -236,6 +237,7 @@ public final class RequestHandler {
               List.of());
         }
         requests.add(new PreferredAllocationRequest(resource, available, must, q.size()));
+        availableSets.add(availableIds);
       }
     } catch (DevicePluginException e) {
       return failed(e);
@@ -246,7 +248,8 @@ public final class RequestHandler {
           List<List<String>> answers = new ArrayList<>(requests.size());
           for (int i = 0; i < requests.size(); i++) {
             List<String> answer = preferredAllocator.preferredAllocation(requests.get(i));
-            List<String> problems = preferredProblems(requests.get(i), answer);
+            List<String> problems =
+                preferredProblems(requests.get(i), answer, availableSets.get(i));
             if (!problems.isEmpty()) {
               int index = i;
               throw new InvalidBackendDataException(
@@ -269,12 +272,19 @@ public final class RequestHandler {
    */
   public static List<String> preferredProblems(
       PreferredAllocationRequest request, List<String> answer) {
+    return preferredProblems(request, answer, new HashSet<>(request.availableIds()));
+  }
+
+  /**
+   * {@link #preferredProblems(PreferredAllocationRequest, List)} with the available IDs at hand.
+   */
+  private static List<String> preferredProblems(
+      PreferredAllocationRequest request, List<String> answer, Set<String> available) {
     List<String> problems = new ArrayList<>();
     if (answer == null) {
       problems.add("the answer is null");
       return problems;
     }
-    Set<String> available = new HashSet<>(request.availableIds());
     Set<String> seen = new HashSet<>();
     Set<String> repeated = new LinkedHashSet<>();
     Set<String> outside = new LinkedHashSet<>();

@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.benchmarks;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -16,16 +17,23 @@ import java.nio.file.Path;
 public record BenchContext(Sizes sizes, Path root, Path examplesDir) {
 
   /**
-   * A new empty directory under the work directory.
+   * A new empty directory {@code <root>/<prefix><n>}, with the smallest free {@code n}. Names stay
+   * short on purpose: a Unix socket path may have 107 bytes, and the FPGA example's socket name
+   * alone has 57, so plugin directories must stay under 50.
    *
-   * @param name prefix
+   * @param prefix a short prefix, e.g. {@code alloc}
    * @return the directory
    */
-  public Path newDir(String name) {
-    try {
-      return Files.createTempDirectory(root, name);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+  public synchronized Path newDir(String prefix) {
+    for (int n = 1; ; n++) {
+      Path dir = root.resolve(prefix + n);
+      try {
+        return Files.createDirectory(dir);
+      } catch (FileAlreadyExistsException taken) {
+        // next number
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot create " + dir, e);
+      }
     }
   }
 

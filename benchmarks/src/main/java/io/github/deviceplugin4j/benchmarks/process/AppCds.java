@@ -84,7 +84,7 @@ final class AppCds {
   static synchronized Archives of(BenchContext ctx, FpgaNode node) throws Exception {
     Archives a = MADE.get(ctx.root());
     if (a == null || !a.all().stream().allMatch(x -> Files.exists(x.file()))) {
-      a = new Archives(withKubelet(node, Dirs.create(ctx, "k")), imageBuild(ctx, node.jar()));
+      a = new Archives(withKubelet(node, ctx.newDir("k")), imageBuild(ctx, node.jar()));
       MADE.put(ctx.root(), a);
     }
     return a;
@@ -126,7 +126,7 @@ final class AppCds {
    * @return the archive
    */
   static Archive imageBuild(BenchContext ctx, Path jar) throws Exception {
-    Path dir = Dirs.create(ctx, "i");
+    Path dir = ctx.newDir("i");
     Path jsa = dir.resolve("image.jsa");
     Path log = dir.resolve("train.log");
     List<String> command = new ArrayList<>();

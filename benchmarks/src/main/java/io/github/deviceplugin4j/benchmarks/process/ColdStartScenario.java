@@ -75,7 +75,7 @@ public final class ColdStartScenario implements Scenario {
   @Override
   public void run(BenchContext ctx, Report report) throws Exception {
     Path jar = ctx.exampleJar("fpga");
-    FpgaNode node = new FpgaNode(Dirs.create(ctx, "n"), jar);
+    FpgaNode node = new FpgaNode(ctx.newDir("n"), jar);
     AppCds.Archives cds = AppCds.of(ctx, node);
     List<Config> configs =
         List.of(
@@ -94,8 +94,7 @@ public final class ColdStartScenario implements Scenario {
     for (int i = 0; i < n; i++) {
       for (int c = 0; c < configs.size(); c++) {
         Config config = configs.get(c);
-        try (FpgaRun run =
-            new FpgaRun(node, config.flags(), Dirs.create(ctx, "c"), config.watcher())) {
+        try (FpgaRun run = new FpgaRun(node, config.flags(), ctx.newDir("c"), config.watcher())) {
           registered[c][i] = run.registered();
           cpu[c][i] = run.cpuAtRegistration();
           listed[c][i] = run.listed();
@@ -199,7 +198,7 @@ public final class ColdStartScenario implements Scenario {
             "from CDS archives",
             "parsed at run time");
     for (Config config : configs) {
-      Path dir = Dirs.create(ctx, "l");
+      Path dir = ctx.newDir("l");
       Path log = dir.resolve("classes.log");
       List<String> flags = new ArrayList<>(config.flags().flags());
       flags.add("-Xlog:class+load=info:file=" + log);

@@ -53,7 +53,7 @@ public final class MemoryScenario implements Scenario {
 
   @Override
   public void run(BenchContext ctx, Report report) throws Exception {
-    FpgaNode node = new FpgaNode(Dirs.create(ctx, "n"), ctx.exampleJar("fpga"));
+    FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
     AppCds.Archives cds = AppCds.of(ctx, node);
     int calls = ctx.sizes().memoryAllocates();
     List<JvmFlags.FlagSet> sets =
@@ -128,7 +128,7 @@ public final class MemoryScenario implements Scenario {
     List<String> flags = new ArrayList<>(JvmFlags.RECOMMENDED.flags());
     flags.add("-XX:NativeMemoryTracking=summary");
     JvmFlags.FlagSet nmt = new JvmFlags.FlagSet("recommended + NMT", flags);
-    Path dir = Dirs.create(ctx, "m");
+    Path dir = ctx.newDir("m");
     ProcStatus idle;
     ProcStatus loaded;
     Map<String, Long> nmtIdle;
@@ -185,7 +185,7 @@ public final class MemoryScenario implements Scenario {
 
   static Measured measure(BenchContext ctx, FpgaNode node, JvmFlags.FlagSet set, int calls)
       throws Exception {
-    try (FpgaRun run = new FpgaRun(node, set, Dirs.create(ctx, "m"))) {
+    try (FpgaRun run = new FpgaRun(node, set, ctx.newDir("m"))) {
       run.registered();
       run.listed();
       Idle idle = Idle.await(run.process());

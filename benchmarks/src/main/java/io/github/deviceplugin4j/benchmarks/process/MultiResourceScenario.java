@@ -87,7 +87,7 @@ public final class MultiResourceScenario implements Scenario {
 
   private static List<String> measure(
       BenchContext ctx, List<String> classPath, int count, boolean warmUp) throws Exception {
-    Path dir = Dirs.create(ctx, "r");
+    Path dir = ctx.newDir("r");
     KubeletClock clock = new KubeletClock();
     List<String> args = new ArrayList<>();
     args.add("-cp");

@@ -10,7 +10,6 @@ import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
-import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
 import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
 import io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc;
 import io.github.deviceplugin4j.core.ContainerAllocation;
@@ -213,29 +212,25 @@ class BadInputTest {
     rows.add(alloc("duplicate IDs", inv, "repeats device IDs [\"d0\"]", List.of("d0", "d0")));
     rows.add(alloc("empty ID list", inv, "names no devices", List.of()));
     rows.add(
-        new Row(
-            "request",
+        request(
             "Allocate",
             "no container requests",
             inv,
             "has no container requests",
-            () -> call(() -> req.blocking().allocate(AllocateRequest.getDefaultInstance()))));
+            () -> req.blocking().allocate(AllocateRequest.getDefaultInstance())));
     rows.add(
-        new Row(
-            "request",
+        request(
             "Allocate",
             "second container request bad",
             inv,
             "Allocate container request 1 for " + REQ + " names unknown device IDs",
             () ->
-                call(
-                    () ->
-                        req.blocking()
-                            .allocate(
-                                AllocateRequest.newBuilder()
-                                    .addContainerRequests(container(List.of("d0")))
-                                    .addContainerRequests(container(List.of("zz")))
-                                    .build()))));
+                req.blocking()
+                    .allocate(
+                        AllocateRequest.newBuilder()
+                            .addContainerRequests(container(List.of("d0")))
+                            .addContainerRequests(container(List.of("zz")))
+                            .build())));
     rows.add(alloc("10,000 unknown IDs", inv, "names unknown device IDs [\"x0\"", tenThousand));
     rows.add(
         alloc(
@@ -328,18 +323,14 @@ class BadInputTest {
             List.of(),
             1));
     rows.add(
-        new Row(
-            "request",
+        request(
             "GetPreferredAllocation",
             "no container requests",
             inv,
             "has no container requests",
             () ->
-                call(
-                    () ->
-                        req.blocking()
-                            .getPreferredAllocation(
-                                PreferredAllocationRequest.getDefaultInstance()))));
+                req.blocking()
+                    .getPreferredAllocation(PreferredAllocationRequest.getDefaultInstance())));
     rows.add(
         new Row(
             "request",
@@ -370,29 +361,30 @@ class BadInputTest {
     rows.add(preStart("10,000 unknown IDs", inv, "names unknown device IDs", tenThousand));
   }
 
+  /** A row for one call on the plugin's request path; the call returns what it got. */
+  private static Row request(
+      String rpc, String input, String code, String fragment, Supplier<Object> body) {
+    return new Row("request", rpc, input, code, fragment, () -> call(body));
+  }
+
   private Row alloc(String input, String code, String fragment, List<String> ids) {
-    return new Row(
-        "request",
+    return request(
         "Allocate",
         input,
         code,
         fragment,
-        () ->
-            call(
-                () -> {
-                  AllocateResponse r =
-                      req.blocking()
-                          .allocate(
-                              AllocateRequest.newBuilder()
-                                  .addContainerRequests(container(ids))
-                                  .build());
-                  ContainerAllocateResponse c = r.getContainerResponses(0);
-                  return c.getDevicesList().stream()
-                          .map(d -> d.getHostPath())
-                          .collect(Collectors.joining(","))
-                      + " "
-                      + c.getEnvsMap();
-                }));
+        () -> {
+          AllocateResponse r =
+              req.blocking()
+                  .allocate(
+                      AllocateRequest.newBuilder().addContainerRequests(container(ids)).build());
+          ContainerAllocateResponse c = r.getContainerResponses(0);
+          return c.getDevicesList().stream()
+                  .map(d -> d.getHostPath())
+                  .collect(Collectors.joining(","))
+              + " "
+              + c.getEnvsMap();
+        });
   }
 
   private Row pref(
@@ -402,37 +394,32 @@ class BadInputTest {
       List<String> available,
       List<String> must,
       int size) {
-    return new Row(
-        "request",
+    return request(
         "GetPreferredAllocation",
         input,
         code,
         fragment,
         () ->
-            call(
-                () -> {
-                  PreferredAllocationResponse r =
-                      req.blocking()
-                          .getPreferredAllocation(preferredRequest(available, must, size));
-                  return String.join(",", r.getContainerResponses(0).getDeviceIDsList());
-                }));
+            String.join(
+                ",",
+                req.blocking()
+                    .getPreferredAllocation(preferredRequest(available, must, size))
+                    .getContainerResponses(0)
+                    .getDeviceIDsList()));
   }
 
   private Row preStart(String input, String code, String fragment, List<String> ids) {
-    return new Row(
-        "request",
+    return request(
         "PreStartContainer",
         input,
         code,
         fragment,
-        () ->
-            call(
-                () -> {
-                  req.blocking()
-                      .preStartContainer(
-                          PreStartContainerRequest.newBuilder().addAllDevicesIds(ids).build());
-                  return String.join(",", ids);
-                }));
+        () -> {
+          req.blocking()
+              .preStartContainer(
+                  PreStartContainerRequest.newBuilder().addAllDevicesIds(ids).build());
+          return String.join(",", ids);
+        });
   }
 
   static ContainerAllocateRequest container(List<String> ids) {

@@ -120,29 +120,26 @@ class ReliabilityRegressionTest {
             new ScriptedKubelet(
                 dir.resolve("kubelet.sock"),
                 (request, answer) -> {
-                  if (calls.incrementAndGet() == 1) {
-                    try {
-                      // A regular file takes the socket's place, renamed over it at once: no
-                      // moment without a file there, in which the plugin could serve again, and
-                      // no delete event either: serving again fails.
-                      Path file = dir.resolve(".not-a-socket");
-                      Files.writeString(file, "not a socket");
-                      Files.move(file, socket, StandardCopyOption.ATOMIC_MOVE);
-                    } catch (IOException e) {
-                      answer.onError(e);
-                      return;
-                    }
+                  // A regular file takes the socket's place, renamed over it at once: no moment
+                  // without a file there, in which the plugin could serve again, and no delete
+                  // event either: serving again fails.
+                  boolean ok =
+                      onFirstCall(
+                          calls,
+                          answer,
+                          () -> {
+                            Path file = dir.resolve(".not-a-socket");
+                            Files.writeString(file, "not a socket");
+                            Files.move(file, socket, StandardCopyOption.ATOMIC_MOVE);
+                          });
+                  if (!ok) {
+                    return;
                   }
                   answer.onNext(Empty.getDefaultInstance());
                   answer.onCompleted();
                 });
         DevicePluginHost host =
-            DevicePluginHost.builder()
-                .pluginDir(dir)
-                .registrationMode(RegistrationMode.LEGACY)
-                .safetyCheckInterval(Duration.ofSeconds(30))
-                .backend(TestBackend.of(RESOURCE, "d0"))
-                .start()) {
+            legacyHost(dir).safetyCheckInterval(Duration.ofSeconds(30)).start()) {
       await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 1);
       // Not registered: what the kubelet accepted is gone and serving again fails (the safety
       // check, which would notice too, runs only every 30 s here).
@@ -168,13 +165,8 @@ class ReliabilityRegressionTest {
             new ScriptedKubelet(
                 dir.resolve("kubelet.sock"),
                 (request, answer) -> {
-                  if (calls.incrementAndGet() == 1) {
-                    try {
-                      Files.delete(socket);
-                    } catch (IOException e) {
-                      answer.onError(e);
-                      return;
-                    }
+                  if (!onFirstCall(calls, answer, () -> Files.delete(socket))) {
+                    return;
                   }
                   // like the kubelet: dial the endpoint, retrying, for a while (5 s here)
                   try {
@@ -192,12 +184,7 @@ class ReliabilityRegressionTest {
                   answer.onNext(Empty.getDefaultInstance());
                   answer.onCompleted();
                 });
-        DevicePluginHost host =
-            DevicePluginHost.builder()
-                .pluginDir(dir)
-                .registrationMode(RegistrationMode.LEGACY)
-                .backend(TestBackend.of(RESOURCE, "d0"))
-                .start()) {
+        DevicePluginHost host = legacyHost(dir).start()) {
       await().atMost(Duration.ofSeconds(3)).until(host::isReady);
       assertThat(calls.get()).isEqualTo(1);
       assertThat(host.status(RESOURCE).registrations()).isEqualTo(1);
@@ -213,13 +200,7 @@ class ReliabilityRegressionTest {
     CountDownLatch arrived = new CountDownLatch(1);
     ScriptedKubelet kubelet =
         new ScriptedKubelet(dir.resolve("kubelet.sock"), (request, answer) -> arrived.countDown());
-    try (DevicePluginHost host =
-        DevicePluginHost.builder()
-            .pluginDir(dir)
-            .registrationMode(RegistrationMode.LEGACY)
-            .backend(TestBackend.of(RESOURCE, "d0"))
-            .listener(listener)
-            .start()) {
+    try (DevicePluginHost host = legacyHost(dir).listener(listener).start()) {
       assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
       kubelet.close();
       await().atMost(WAIT).until(() -> !listener.errors.isEmpty());
@@ -240,11 +221,8 @@ class ReliabilityRegressionTest {
   void rapidStreamCancelsAndRestartsCauseNoExtraRegistrations() {
     try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
         DevicePluginHost host =
-            DevicePluginHost.builder()
-                .pluginDir(kubelet.pluginDir())
-                .registrationMode(RegistrationMode.LEGACY)
+            legacyHost(kubelet.pluginDir())
                 .reRegistrationDelays(Duration.ofMillis(150), Duration.ofSeconds(10))
-                .backend(TestBackend.of(RESOURCE, "d0"))
                 .start()) {
       kubelet.awaitRegistration(RESOURCE, WAIT);
       await().atMost(WAIT).until(host::isReady);
@@ -289,12 +267,9 @@ class ReliabilityRegressionTest {
     RecordingListener listener = new RecordingListener();
     try (FakeKubelet kubelet = FakeKubelet.start(dir);
         DevicePluginHost host =
-            DevicePluginHost.builder()
-                .pluginDir(dir)
-                .registrationMode(RegistrationMode.LEGACY)
+            legacyHost(dir)
                 .safetyCheckInterval(Duration.ofMillis(200))
                 .registrationBackoff(Duration.ofSeconds(4), Duration.ofSeconds(4))
-                .backend(TestBackend.of(RESOURCE, "d0"))
                 .listener(listener)
                 .start()) {
       kubelet.awaitRegistration(RESOURCE, WAIT);
@@ -369,12 +344,7 @@ class ReliabilityRegressionTest {
   @Test
   void errorsNamingThousandsOfIdsStayBoundedAndTheStreamSurvives() {
     try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
-        DevicePluginHost host =
-            DevicePluginHost.builder()
-                .pluginDir(kubelet.pluginDir())
-                .registrationMode(RegistrationMode.LEGACY)
-                .backend(TestBackend.of(RESOURCE, "d0"))
-                .start()) {
+        DevicePluginHost host = legacyHost(kubelet.pluginDir()).start()) {
       kubelet.awaitDevices(RESOURCE, l -> l.size() == 1, WAIT);
       String[] ids = IntStream.range(0, 10_000).mapToObj(i -> "x" + i).toArray(String[]::new);
       AllocationException e =
@@ -457,11 +427,8 @@ class ReliabilityRegressionTest {
             true,
             StandardCharsets.UTF_8));
     try (DevicePluginHost host =
-        DevicePluginHost.builder()
-            .pluginDir(dir)
-            .registrationMode(RegistrationMode.LEGACY)
+        legacyHost(dir)
             .registrationBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
-            .backend(TestBackend.of(RESOURCE, "d0"))
             .listener(listener)
             .start()) {
       await().atMost(WAIT).until(() -> listener.errors.size() >= 2); // cannot reach the kubelet
@@ -477,6 +444,38 @@ class ReliabilityRegressionTest {
     assertThat(captured.toString(StandardCharsets.UTF_8))
         .contains(RESOURCE + ": waiting for the kubelet")
         .doesNotContain("still waiting");
+  }
+
+  /** A host serving {@link #RESOURCE} with one device, registering in legacy mode. */
+  private static DevicePluginHost.Builder legacyHost(Path pluginDir) {
+    return DevicePluginHost.builder()
+        .pluginDir(pluginDir)
+        .registrationMode(RegistrationMode.LEGACY)
+        .backend(TestBackend.of(RESOURCE, "d0"));
+  }
+
+  /** File work a scripted Register does. */
+  @FunctionalInterface
+  private interface FileAction {
+    void run() throws IOException;
+  }
+
+  /**
+   * Runs an action on the first Register call only; when it fails, that call fails with its error.
+   *
+   * @return whether the call goes on
+   */
+  private static boolean onFirstCall(
+      AtomicInteger calls, StreamObserver<Empty> answer, FileAction action) {
+    if (calls.incrementAndGet() == 1) {
+      try {
+        action.run();
+      } catch (IOException e) {
+        answer.onError(e);
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A kubelet.sock whose Register does what the test says. */

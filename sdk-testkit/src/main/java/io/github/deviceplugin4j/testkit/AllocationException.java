@@ -14,6 +14,13 @@ public final class AllocationException extends RuntimeException {
   public enum Reason {
     /** The kubelet refused before calling the plugin (unknown resource, too few devices...). */
     NOT_ALLOCATABLE,
+    /**
+     * The resource's current endpoint is stopped: a client of the resource was disconnected (its
+     * stream ended) and no plugin registered since, so the kubelet fails {@code
+     * GetPreferredAllocation}, {@code Allocate} and {@code PreStartContainer} with "endpoint ...
+     * has been stopped", even when the device list shows healthy devices again.
+     */
+    ENDPOINT_STOPPED,
     /** An RPC to the plugin failed; {@link #code()} is the plugin's status code. */
     RPC_FAILED,
     /** The plugin answered, but the answer breaks the protocol. */
@@ -55,6 +62,7 @@ public final class AllocationException extends RuntimeException {
   private static String message(Reason reason, Status.Code code, String rpc, String description) {
     return switch (reason) {
       case NOT_ALLOCATABLE -> "kubelet refused the allocation: " + description;
+      case ENDPOINT_STOPPED -> "kubelet failed the call on a stopped endpoint: " + description;
       case RPC_FAILED -> rpc + " failed with " + code + ": " + description;
       case INVALID_RESPONSE -> "invalid " + rpc + " response from the plugin: " + description;
     };

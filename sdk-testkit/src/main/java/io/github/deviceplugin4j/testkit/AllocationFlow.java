@@ -20,6 +20,7 @@ import io.github.deviceplugin4j.testkit.internal.ResourceNames;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -86,7 +87,7 @@ final class AllocationFlow {
             }
           }
         }
-        if (healthy == 0 || ep == null || ep.stopped) {
+        if (healthy == 0 || ep == null) {
           throw refuse(
               resource,
               "no healthy devices present; cannot allocate unhealthy devices " + resource);
@@ -102,8 +103,19 @@ final class AllocationFlow {
                   + ", Available: "
                   + available.size());
         }
-      } else if (ep == null || ep.stopped) {
+      } else if (ep == null) {
         throw refuse(resource, "the plugin for " + resource + " is not connected");
+      }
+      if (ep.stopped) {
+        // The kubelet's endpoint refuses every call once it has a stop time.
+        boolean preferredFirst =
+            req.deviceIds().isEmpty()
+                && !ep.fromCheckpoint
+                && ep.options.getGetPreferredAllocationAvailable();
+        throw stopped(
+            resource,
+            ep,
+            preferredFirst ? "device plugin GetPreferredAllocation rpc failed with err: " : "");
       }
     } finally {
       k.lock.unlock();
@@ -156,20 +168,7 @@ final class AllocationFlow {
     Allocation allocation = toAllocation(req, chosen, resp.getContainerResponses(0));
 
     if (ep.options.getPreStartRequired()) {
-      try {
-        DevicePluginGrpc.newBlockingStub(ep.channel)
-            .withDeadlineAfter(FakeKubelet.PRE_START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-            .preStartContainer(
-                PreStartContainerRequest.newBuilder().addAllDevicesIds(chosen).build());
-        k.recordUnlocked(Kind.PRE_START_CONTAINER, resource, Outcome.OK, chosen.toString());
-      } catch (StatusRuntimeException e) {
-        k.recordUnlocked(
-            Kind.PRE_START_CONTAINER,
-            resource,
-            Outcome.FAILED,
-            chosen + ": " + FakeKubelet.describe(e.getStatus()));
-        throw rpcFailed("PreStartContainer", e);
-      }
+      preStart(ep, resource, chosen);
     }
 
     k.lock.lock();
@@ -195,10 +194,94 @@ final class AllocationFlow {
     return allocation;
   }
 
+  private void preStart(Endpoint ep, String resource, List<String> ids) {
+    try {
+      DevicePluginGrpc.newBlockingStub(ep.channel)
+          .withDeadlineAfter(FakeKubelet.PRE_START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .preStartContainer(PreStartContainerRequest.newBuilder().addAllDevicesIds(ids).build());
+      k.recordUnlocked(Kind.PRE_START_CONTAINER, resource, Outcome.OK, ids.toString());
+    } catch (StatusRuntimeException e) {
+      k.recordUnlocked(
+          Kind.PRE_START_CONTAINER,
+          resource,
+          Outcome.FAILED,
+          ids + ": " + FakeKubelet.describe(e.getStatus()));
+      throw rpcFailed("PreStartContainer", e);
+    }
+  }
+
+  /**
+   * A container restart as the kubelet runs it: for every resource the container holds, {@code
+   * PreStartContainer} again on the resource's current endpoint when its options require it, with
+   * the same device IDs, whatever their health now. No {@code Allocate}.
+   */
+  void restartContainer(String podUid, String containerName) {
+    List<Allocation> held = new ArrayList<>();
+    k.lock.lock();
+    try {
+      k.checkOpen();
+      PodRecord pod = k.pods.get(podUid);
+      if (pod != null) {
+        for (Allocation a : pod.allocations.values()) {
+          if (a.containerName().equals(containerName)) {
+            held.add(a);
+          }
+        }
+      }
+      if (held.isEmpty()) {
+        throw new IllegalArgumentException(
+            "no allocation for container " + containerName + " of pod UID " + podUid);
+      }
+    } finally {
+      k.lock.unlock();
+    }
+    for (Allocation a : held) {
+      String resource = a.resourceName();
+      Endpoint ep;
+      k.lock.lock();
+      try {
+        ResourceState rs = k.resources.get(resource);
+        ep = rs == null ? null : rs.endpoint;
+        if (ep == null) {
+          throw refuse(
+              resource, "endpoint not found in cache for a registered resource: " + resource);
+        }
+        if (ep.fromCheckpoint || !ep.options.getPreStartRequired()) {
+          // Options unknown (kubelet restarted, plugin not back) or PreStart not required.
+          k.record(
+              Kind.PRE_START_CONTAINER,
+              resource,
+              Outcome.INFO,
+              "container "
+                  + containerName
+                  + " restarts: no PreStartContainer ("
+                  + (ep.fromCheckpoint
+                      ? "no plugin registered since the kubelet restarted"
+                      : "not required")
+                  + ")");
+          continue;
+        }
+        if (ep.stopped) {
+          throw stopped(resource, ep, "device plugin PreStartContainer rpc failed with err: ");
+        }
+      } finally {
+        k.lock.unlock();
+      }
+      preStart(ep, resource, a.deviceIds());
+    }
+  }
+
   private List<String> preferredAllocation(Endpoint ep, PodRequest req, List<String> available) {
     String resource = req.resourceName();
     List<String> offered = new ArrayList<>(req.mustInclude());
     offered.addAll(available);
+    // The kubelet passes the IDs from a Go set: in no particular order.
+    k.lock.lock();
+    try {
+      Collections.shuffle(offered, k.random);
+    } finally {
+      k.lock.unlock();
+    }
     PreferredAllocationResponse resp;
     try {
       resp =
@@ -244,7 +327,7 @@ final class AllocationFlow {
             "device "
                 + ResourceNames.goQuote(id)
                 + " is not in available_deviceIDs "
-                + ResourceNames.goList(offered));
+                + ResourceNames.goList(offered.stream().sorted().toList()));
       }
     }
     for (String id : req.mustInclude()) {
@@ -321,6 +404,18 @@ final class AllocationFlow {
     k.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
     return new AllocationException(
         AllocationException.Reason.NOT_ALLOCATABLE,
+        Status.Code.FAILED_PRECONDITION,
+        "",
+        message,
+        null);
+  }
+
+  private AllocationException stopped(String resource, Endpoint ep, String prefix) {
+    // Caller holds the k.lock.
+    String message = prefix + "endpoint " + ep.socket + " has been stopped";
+    k.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
+    return new AllocationException(
+        AllocationException.Reason.ENDPOINT_STOPPED,
         Status.Code.FAILED_PRECONDITION,
         "",
         message,

@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
 import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
 import io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Facts;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
 import io.github.deviceplugin4j.testkit.internal.PodResourcesService;
@@ -38,11 +39,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -59,8 +63,9 @@ import java.util.function.Supplier;
  *   kubelet.awaitRegistration("example.com/fpga", Duration.ofSeconds(5));
  *   kubelet.awaitDevices("example.com/fpga", l -> l.size() == 4, Duration.ofSeconds(5));
  *   Allocation a = kubelet.allocate("example.com/fpga", 1);    // [GetPreferredAllocation,] Allocate
- *   Instant restarted = kubelet.restart();                     // sockets deleted, served again
- *   kubelet.awaitRegistrationAfter("example.com/fpga", restarted, Duration.ofSeconds(5));
+ *   Mark m = kubelet.restart();                                // sockets deleted, served again
+ *   kubelet.awaitRegistration("example.com/fpga", m, Duration.ofSeconds(5)); // after the mark
+ *   assertThat(kubelet.unhealthyWindows("example.com/fpga", since)).isEmpty();
  * }
  * }</pre>
  *
@@ -71,12 +76,18 @@ import java.util.function.Supplier;
  * texts (gRPC status {@code UNKNOWN}); then, before answering, the fake dials the endpoint (joined
  * to the plugin directory, 10 s, retrying like a blocking dial), calls {@code
  * GetDevicePluginOptions} and opens {@code ListAndWatch}, received with the kubelet's 4 MiB message
- * limit. Each list replaces the previous one. When the connection drops, the devices turn unhealthy
- * at once and the resource is removed after the grace period unless the plugin registers again. A
- * second registration of a resource replaces the first and closes its connection.
+ * limit. A second registration of a resource adds a new client and makes its endpoint the current
+ * one; like the kubelet, the fake does not close the old connection, and every client's lists (also
+ * a superseded one's) replace the resource's device list. When any client's stream ends, the
+ * kubelet disconnects a client (which one depends on the {@link KubeletProfile}) and calls {@code
+ * PluginDisconnected}: every device of the resource turns unhealthy at once, the current endpoint
+ * is stopped ({@code Allocate} fails with "endpoint ... has been stopped") until the next
+ * registration, and the resource is removed after the grace period. The fake keeps a journal of the
+ * resource's availability for {@link #unhealthyWindows(String, Mark)}.
  *
- * <p>Blocking methods ({@code await...}) throw {@link AssertionError} on timeout with the event log
- * in the message. All methods are thread-safe.
+ * <p>Every event is numbered; {@link #mark()} and the {@code await...(..., Mark, ...)} methods see
+ * exactly what happened after a point, however fast. Blocking methods ({@code await...}) throw
+ * {@link AssertionError} on timeout with the event log in the message. All methods are thread-safe.
  */
 public final class FakeKubelet implements AutoCloseable {
   /** The kubelet's socket name in the plugin directory. */
@@ -100,6 +111,9 @@ public final class FakeKubelet implements AutoCloseable {
   /** The kubelet's deadline for {@code PreStartContainer}. */
   public static final Duration PRE_START_TIMEOUT = Duration.ofSeconds(30);
 
+  /** The device manager's checkpoint file in the plugin directory, kept by every cleanup. */
+  public static final String CHECKPOINT_FILE = "kubelet_internal_checkpoint";
+
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("HH:mm:ss.SSS").withZone(ZoneId.systemDefault());
 
@@ -111,6 +125,10 @@ public final class FakeKubelet implements AutoCloseable {
   private final Duration gracePeriod;
   final Duration rpcTimeout;
   final boolean strictPreferredAllocation;
+  final KubeletProfile profile;
+  // Guarded by lock.
+  final Random random;
+  private final Consumer<FakeKubelet> afterRestartServed;
   private final List<Consumer<KubeletEvent>> listeners;
   final UdsTransport transport = new UdsTransport("fake-kubelet");
 
@@ -126,6 +144,7 @@ public final class FakeKubelet implements AutoCloseable {
   private final List<Registration> registrations = new ArrayList<>();
   private final List<RegisterAttempt> registerAttempts = new ArrayList<>();
   private final List<KubeletEvent> events = new ArrayList<>();
+  private long seq;
   final Map<String, PodRecord> pods = new LinkedHashMap<>();
   final List<ManagedChannel> allChannels = new CopyOnWriteArrayList<>();
   private final ReentrantLock lifecycle = new ReentrantLock();
@@ -144,6 +163,19 @@ public final class FakeKubelet implements AutoCloseable {
     this.gracePeriod = b.gracePeriod;
     this.rpcTimeout = b.rpcTimeout;
     this.strictPreferredAllocation = b.strictPreferredAllocation;
+    this.profile = b.profile;
+    this.random = b.randomSeed == null ? new Random() : new Random(b.randomSeed);
+    Duration delay = b.restartReturnDelay;
+    Consumer<FakeKubelet> hook = b.afterRestartServed;
+    this.afterRestartServed =
+        k -> {
+          if (!delay.isZero()) {
+            LockSupport.parkNanos(delay.toNanos());
+          }
+          if (hook != null) {
+            hook.accept(k);
+          }
+        };
     this.listeners = List.copyOf(b.listeners);
   }
 
@@ -176,9 +208,63 @@ public final class FakeKubelet implements AutoCloseable {
     private Duration gracePeriod = DEFAULT_GRACE_PERIOD;
     private Duration rpcTimeout = Duration.ofSeconds(60);
     private boolean strictPreferredAllocation = true;
+    private KubeletProfile profile = KubeletProfile.LATEST;
+    private Long randomSeed;
+    private Duration restartReturnDelay = Duration.ZERO;
+    private Consumer<FakeKubelet> afterRestartServed;
     private final List<Consumer<KubeletEvent>> listeners = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * Which kubelet's behaviour to model where versions differ (default {@link
+     * KubeletProfile#LATEST}): what is deleted from the plugin directory on start, and which
+     * connection a stream end closes.
+     *
+     * @param profile the profile
+     * @return this builder
+     */
+    public Builder profile(KubeletProfile profile) {
+      this.profile = Objects.requireNonNull(profile, "profile");
+      return this;
+    }
+
+    /**
+     * Seeds the randomness the fake uses where the kubelet's order is undefined (the order of
+     * {@code available_deviceIDs} in {@code GetPreferredAllocation}, which the kubelet takes from a
+     * Go map), to replay a failure. Unseeded by default.
+     *
+     * @param seed the seed
+     * @return this builder
+     */
+    public Builder randomSeed(long seed) {
+      this.randomSeed = seed;
+      return this;
+    }
+
+    /**
+     * For testing waits: {@link FakeKubelet#restart()} pauses this long after {@code kubelet.sock}
+     * is served again, before it returns, as a loaded machine may. A test that waits race-free
+     * (from the {@link Mark} that {@code restart()} returns) passes with any pause; one that waits
+     * for something "after the instant restart() returned" misses a plugin that re-registered
+     * during the pause. Default zero.
+     *
+     * @param delay the pause, zero or more
+     * @return this builder
+     */
+    public Builder restartReturnDelay(Duration delay) {
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("restartReturnDelay must not be negative: " + delay);
+      }
+      this.restartReturnDelay = delay;
+      return this;
+    }
+
+    /** Test hook: runs on the restart() caller's thread after kubelet.sock is served again. */
+    Builder afterRestartServed(Consumer<FakeKubelet> hook) {
+      this.afterRestartServed = hook;
+      return this;
+    }
 
     /**
      * The device plugin directory (required); {@code kubelet.sock} is served in it. Keep it short:
@@ -323,15 +409,10 @@ public final class FakeKubelet implements AutoCloseable {
   private void startServing() {
     try {
       Files.createDirectories(pluginDir);
-      // The kubelet's device manager registers with the plugin manager, which writes this file.
-      Path deprecation = pluginDir.resolve("DEPRECATION");
-      if (!Files.exists(deprecation)) {
-        Files.createFile(deprecation);
-      }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the plugin directory " + pluginDir, e);
     }
-    List<Path> deleted = SocketFiles.deleteSocketsIn(pluginDir);
+    List<Path> deleted = cleanUpPluginDir();
     kubeletServer = transport.startServer(kubeletSocket, new RegistrationService());
     record(
         Kind.START,
@@ -339,11 +420,32 @@ public final class FakeKubelet implements AutoCloseable {
         Outcome.INFO,
         "serving "
             + kubeletSocket
-            + (deleted.isEmpty() ? "" : "; deleted stale sockets " + names(deleted))
+            + (deleted.isEmpty() ? "" : "; deleted " + names(deleted))
+            + (profile == KubeletProfile.LATEST ? "" : "; profile " + profile)
             + registryDir.map(d -> "; watching " + d).orElse("")
             + podResourcesSocket.map(p -> "; PodResources on " + p).orElse(""));
     podResourcesSocket.ifPresent(this::startPodResources);
     registryDir.ifPresent(this::startWatcher);
+  }
+
+  /**
+   * The device manager's cleanup on start (sockets only, or with v1.26 every non-directory file but
+   * the checkpoint), then the DEPRECATION file its plugin-watcher handler writes.
+   */
+  private List<Path> cleanUpPluginDir() {
+    List<Path> deleted =
+        profile.deletesAllFilesOnStart()
+            ? SocketFiles.deleteNonDirectoriesIn(pluginDir, CHECKPOINT_FILE)
+            : SocketFiles.deleteSocketsIn(pluginDir);
+    try {
+      Path deprecation = pluginDir.resolve("DEPRECATION");
+      if (!Files.exists(deprecation)) {
+        Files.createFile(deprecation);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create " + pluginDir.resolve("DEPRECATION"), e);
+    }
+    return deleted;
   }
 
   private void startPodResources(Path socket) {
@@ -376,24 +478,37 @@ public final class FakeKubelet implements AutoCloseable {
 
   /**
    * Does what a kubelet restart does to plugins: stops serving, drops every plugin connection,
-   * deletes the socket files in the plugin directory, and serves {@code kubelet.sock} again (and
-   * the registry watcher and PodResources, when enabled). As with the kubelet's checkpoint, the
-   * resources stay known, with no devices (capacity 0) until their plugins register again, and are
-   * removed after the grace period otherwise; allocations survive. In plugin-watcher mode the
-   * plugin's sockets in the registry directory are not deleted: the fake rediscovers them.
+   * cleans up the plugin directory (see {@link KubeletProfile}), and serves {@code kubelet.sock}
+   * again (and the registry watcher and PodResources, when enabled). As with the kubelet's
+   * checkpoint, the resources stay known, with no devices (capacity 0) and a stopped endpoint until
+   * their plugins register again, and are removed after the grace period otherwise; allocations
+   * survive. In plugin-watcher mode the plugin's sockets in the registry directory are not deleted:
+   * the fake rediscovers them.
    *
-   * @return the instant the new {@code kubelet.sock} was served, to measure re-registration
+   * <p>Returns a mark taken before anything happens, so waiting for what comes after it never
+   * misses a plugin that re-registers at once:
+   *
+   * <pre>{@code
+   * Mark m = kubelet.restart();
+   * Registration again = kubelet.awaitRegistration(resource, m, Duration.ofSeconds(5));
+   * }</pre>
+   *
+   * @return the position in the event log before the restart began
    */
-  public Instant restart() {
+  public Mark restart() {
+    Mark before;
     lifecycle.lock();
     try {
-      return doRestart();
+      before = mark();
+      doRestart();
     } finally {
       lifecycle.unlock();
     }
+    afterRestartServed.accept(this);
+    return before;
   }
 
-  private Instant doRestart() {
+  private void doRestart() {
     lock.lock();
     try {
       checkOpen();
@@ -405,20 +520,26 @@ public final class FakeKubelet implements AutoCloseable {
     lock.lock();
     try {
       for (ResourceState rs : resources.values()) {
+        // The kubelet process is gone: every connection with it, current or superseded.
+        for (Endpoint ep : List.copyOf(rs.open)) {
+          killLocked(rs, ep);
+        }
+        rs.clients.clear();
         if (rs.endpoint != null && !rs.endpoint.stopped) {
-          disconnectLocked(rs, rs.endpoint, "kubelet restarted");
+          pluginDisconnectedLocked(rs, rs.endpoint, "kubelet restarted");
         }
         // The new kubelet knows the resource from its checkpoint, with no devices (capacity 0)
-        // until the plugin registers again.
+        // and a stopped endpoint without options, until the plugin registers again.
         rs.devices = List.of();
+        rs.endpoint = Endpoint.fromCheckpoint(rs.name, rs.endpoint);
+        noteHealthLocked(rs, "kubelet restarted: resource known from its checkpoint only");
       }
       watchers.clear();
     } finally {
       lock.unlock();
     }
-    List<Path> deleted = SocketFiles.deleteSocketsIn(pluginDir);
+    List<Path> deleted = cleanUpPluginDir();
     kubeletServer = transport.startServer(kubeletSocket, new RegistrationService());
-    Instant served = Instant.now();
     record(
         Kind.RESTART,
         "",
@@ -426,10 +547,9 @@ public final class FakeKubelet implements AutoCloseable {
         "serving "
             + kubeletSocket
             + " again"
-            + (deleted.isEmpty() ? "" : "; deleted sockets " + names(deleted)));
+            + (deleted.isEmpty() ? "" : "; deleted " + names(deleted)));
     podResourcesSocket.ifPresent(this::startPodResources);
     registryDir.ifPresent(this::startWatcher);
-    return served;
   }
 
   private void stopServers() {
@@ -500,9 +620,11 @@ public final class FakeKubelet implements AutoCloseable {
         if (rs.removal != null) {
           rs.removal.cancel(false);
         }
+        for (Endpoint ep : List.copyOf(rs.open)) {
+          killLocked(rs, ep);
+        }
         if (rs.endpoint != null) {
           rs.endpoint.stopped = true;
-          rs.endpoint.streamOpen = false;
         }
       }
       record(Kind.STOP, "", Outcome.INFO, "closed");
@@ -635,7 +757,10 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the number of devices
    */
   public int capacity(String resource) {
-    List<DeviceState> list = devices(resource);
+    return capacityOf(devices(resource));
+  }
+
+  private static int capacityOf(List<DeviceState> list) {
     Set<String> healthy = new HashSet<>();
     Set<String> unhealthy = new HashSet<>();
     for (DeviceState d : list) {
@@ -652,8 +777,12 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the number of healthy devices
    */
   public int allocatable(String resource) {
+    return allocatableOf(devices(resource));
+  }
+
+  private static int allocatableOf(List<DeviceState> list) {
     Set<String> healthy = new HashSet<>();
-    for (DeviceState d : devices(resource)) {
+    for (DeviceState d : list) {
       if (d.healthy()) {
         healthy.add(d.id());
       }
@@ -680,7 +809,8 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Resources whose plugin is connected with an open {@code ListAndWatch} stream.
+   * Resources with at least one open {@code ListAndWatch} stream: from the current plugin or from a
+   * superseded one whose connection the kubelet still holds.
    *
    * @return resource names
    */
@@ -689,8 +819,11 @@ public final class FakeKubelet implements AutoCloseable {
     try {
       List<String> out = new ArrayList<>();
       for (ResourceState rs : resources.values()) {
-        if (rs.endpoint != null && !rs.endpoint.stopped && rs.endpoint.streamOpen) {
-          out.add(rs.name);
+        for (Endpoint ep : rs.open) {
+          if (ep.streamOpen && !ep.connectionClosed && !ep.dead) {
+            out.add(rs.name);
+            break;
+          }
         }
       }
       return out;
@@ -785,6 +918,93 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
+   * The events recorded after a mark.
+   *
+   * @param since a mark from {@link #mark()} or {@link #restart()}
+   * @return the events newer than the mark, in order
+   */
+  public List<KubeletEvent> events(Mark since) {
+    return locked(() -> List.copyOf(eventsAfterLocked(since)));
+  }
+
+  private List<KubeletEvent> eventsAfterLocked(Mark since) {
+    // seq n is at index n - 1.
+    int from = (int) Math.min(since.seq(), events.size());
+    return events.subList(from, events.size());
+  }
+
+  /**
+   * The current position in the event log. Everything recorded later is "after" the mark, however
+   * soon; pass it to the {@code await...} methods that take a mark.
+   *
+   * @return the mark
+   */
+  public Mark mark() {
+    return locked(() -> new Mark(seq, System.nanoTime(), Instant.now()));
+  }
+
+  /**
+   * The stretches after a mark in which the resource could not take new pods: allocatable 0 or its
+   * current endpoint stopped (so {@code Allocate} fails), after it had been available. Only windows
+   * that began after the mark are listed. A plugin that re-registers correctly while the kubelet
+   * runs shows none:
+   *
+   * <pre>{@code
+   * Mark m = kubelet.mark();
+   * Files.delete(pluginSocket);                      // the plugin serves again and re-registers
+   * kubelet.awaitRegistration(resource, m, timeout);
+   * assertThat(kubelet.unhealthyWindows(resource, m)).isEmpty();
+   * }</pre>
+   *
+   * @param resource the resource name
+   * @param since a mark from {@link #mark()} or {@link #restart()}
+   * @return the windows in order; the last may still be open
+   */
+  public List<UnhealthyWindow> unhealthyWindows(String resource, Mark since) {
+    lock.lock();
+    try {
+      ResourceState rs = resources.get(resource);
+      List<UnhealthyWindow> out = new ArrayList<>();
+      if (rs == null) {
+        return out;
+      }
+      boolean available = false;
+      HealthPoint start = null;
+      for (HealthPoint p : rs.journal) {
+        if (available && !p.available()) {
+          start = p;
+        } else if (!available && p.available() && start != null) {
+          if (start.seq() > since.seq()) {
+            out.add(
+                new UnhealthyWindow(
+                    resource,
+                    start.seq(),
+                    start.nanos(),
+                    OptionalLong.of(p.seq()),
+                    OptionalLong.of(p.nanos()),
+                    start.cause()));
+          }
+          start = null;
+        }
+        available = p.available();
+      }
+      if (start != null && start.seq() > since.seq()) {
+        out.add(
+            new UnhealthyWindow(
+                resource,
+                start.seq(),
+                start.nanos(),
+                OptionalLong.empty(),
+                OptionalLong.empty(),
+                start.cause()));
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * The event log as text, one event per line, for failure messages.
    *
    * @return the log
@@ -796,7 +1016,9 @@ public final class FakeKubelet implements AutoCloseable {
   private String eventLogLocked() {
     StringBuilder b = new StringBuilder("fake kubelet event log (").append(pluginDir).append("):");
     for (KubeletEvent e : events) {
-      b.append("\n  ")
+      b.append("\n  #")
+          .append(e.seq())
+          .append(' ')
           .append(TIME.format(e.time()))
           .append(' ')
           .append(e.kind())
@@ -831,15 +1053,44 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Waits for a registration of the resource at or after an instant, e.g. the one {@link
-   * #restart()} returned.
+   * Waits for the first registration of the resource accepted after a mark: race-free, however soon
+   * after the mark the plugin registered.
+   *
+   * <pre>{@code
+   * Mark m = kubelet.restart();
+   * Registration again = kubelet.awaitRegistration(resource, m, Duration.ofSeconds(5));
+   * }</pre>
+   *
+   * @param resource the resource name
+   * @param after a mark from {@link #mark()} or {@link #restart()}
+   * @param timeout how long to wait
+   * @return the first registration of the resource newer than the mark
+   * @throws AssertionError on timeout, with the event log
+   */
+  public Registration awaitRegistration(String resource, Mark after, Duration timeout) {
+    return await(
+        "a registration of " + resource + " after event #" + after.seq(),
+        timeout,
+        () ->
+            registrations.stream()
+                .filter(r -> r.resourceName().equals(resource) && r.isAfter(after))
+                .findFirst()
+                .orElse(null));
+  }
+
+  /**
+   * Waits for a registration of the resource at or after an instant.
    *
    * @param resource the resource name
    * @param after the earliest acceptable registration time
    * @param timeout how long to wait
    * @return the first such registration
    * @throws AssertionError on timeout, with the event log
+   * @deprecated races with a plugin that registers before the caller took the instant (as after
+   *     {@link #restart()}); use {@link #awaitRegistration(String, Mark, Duration)} with a {@link
+   *     #mark()} taken before the action
    */
+  @Deprecated(forRemoval = true)
   public Registration awaitRegistrationAfter(String resource, Instant after, Duration timeout) {
     return await(
         "a registration of " + resource + " at or after " + after,
@@ -885,6 +1136,23 @@ public final class FakeKubelet implements AutoCloseable {
         "an event matching the condition",
         timeout,
         () -> events.stream().filter(condition).findFirst().orElse(null));
+  }
+
+  /**
+   * Waits for the first event after a mark that matches: race-free, however soon after the mark it
+   * was recorded.
+   *
+   * @param after a mark from {@link #mark()} or {@link #restart()}
+   * @param condition the event to wait for
+   * @param timeout how long to wait
+   * @return the first matching event newer than the mark
+   * @throws AssertionError on timeout, with the event log
+   */
+  public KubeletEvent awaitEvent(Mark after, Predicate<KubeletEvent> condition, Duration timeout) {
+    return await(
+        "an event after #" + after.seq() + " matching the condition",
+        timeout,
+        () -> eventsAfterLocked(after).stream().filter(condition).findFirst().orElse(null));
   }
 
   /**
@@ -946,10 +1214,28 @@ public final class FakeKubelet implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // Events
 
-  void record(Kind kind, String resource, Outcome outcome, String detail) {
+  KubeletEvent record(Kind kind, String resource, Outcome outcome, String detail) {
+    return record(kind, resource, outcome, detail, Facts.NONE);
+  }
+
+  KubeletEvent record(Kind kind, String resource, Outcome outcome, String detail, Facts f) {
     lock.lock();
     try {
-      KubeletEvent e = new KubeletEvent(Instant.now(), kind, resource, outcome, detail);
+      KubeletEvent e =
+          new KubeletEvent(
+              ++seq,
+              System.nanoTime(),
+              Instant.now(),
+              kind,
+              resource,
+              outcome,
+              detail,
+              f.devices,
+              f.healthy,
+              f.bytes,
+              f.endpoint,
+              f.version,
+              f.allocatable);
       events.add(e);
       changed.signalAll();
       for (Consumer<KubeletEvent> l : listeners) {
@@ -959,18 +1245,14 @@ public final class FakeKubelet implements AutoCloseable {
           // a listener must not break the kubelet
         }
       }
+      return e;
     } finally {
       lock.unlock();
     }
   }
 
   void recordUnlocked(Kind kind, String resource, Outcome outcome, String detail) {
-    lock.lock();
-    try {
-      record(kind, resource, outcome, detail);
-    } finally {
-      lock.unlock();
-    }
+    record(kind, resource, outcome, detail, Facts.NONE);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1023,7 +1305,10 @@ public final class FakeKubelet implements AutoCloseable {
           error == null ? Outcome.OK : Outcome.FAILED,
           error == null
               ? "endpoint=" + r.getEndpoint() + " version=" + r.getVersion()
-              : error + " (version=" + r.getVersion() + " endpoint=" + r.getEndpoint() + ")");
+              : error + " (version=" + r.getVersion() + " endpoint=" + r.getEndpoint() + ")",
+          error == null
+              ? Facts.of().endpoint(joinLikeGo(pluginDir, r.getEndpoint())).version(r.getVersion())
+              : Facts.NONE);
     } finally {
       lock.unlock();
     }
@@ -1093,21 +1378,22 @@ public final class FakeKubelet implements AutoCloseable {
       throw new ConnectException(msg);
     }
     Endpoint ep;
-    Endpoint old;
     lock.lock();
     try {
       if (closed) {
         channel.shutdownNow();
         throw new ConnectException("the kubelet is shutting down");
       }
-      record(
-          Kind.GET_DEVICE_PLUGIN_OPTIONS,
-          resource,
-          Outcome.OK,
-          "pre_start_required="
-              + options.getPreStartRequired()
-              + " get_preferred_allocation_available="
-              + options.getGetPreferredAllocationAvailable());
+      KubeletEvent accepted =
+          record(
+              Kind.GET_DEVICE_PLUGIN_OPTIONS,
+              resource,
+              Outcome.OK,
+              "pre_start_required="
+                  + options.getPreStartRequired()
+                  + " get_preferred_allocation_available="
+                  + options.getGetPreferredAllocationAvailable(),
+              Facts.of().endpoint(socket));
       Registration reg =
           new Registration(
               resource,
@@ -1116,31 +1402,42 @@ public final class FakeKubelet implements AutoCloseable {
               options.getPreStartRequired(),
               options.getGetPreferredAllocationAvailable(),
               mode,
-              Instant.now());
+              accepted.time(),
+              accepted.seq(),
+              accepted.nanos());
       ep = new Endpoint(resource, socket, channel, options, reg, registrySocket);
       ResourceState rs = resources.computeIfAbsent(resource, ResourceState::new);
-      old = rs.endpoint;
+      Endpoint old = rs.endpoint;
+      // The kubelet's registerClient: a new client for the name; the old connection stays open.
+      if (!profile.disconnectsTheEndedClient()) {
+        rs.clients.clear();
+      }
+      rs.clients.add(ep);
+      rs.open.removeIf(e -> e.dead || (e.connectionClosed && !e.streamOpen));
+      rs.open.add(ep);
+      // PluginConnected: the new endpoint is the resource's current one.
       rs.endpoint = ep;
       if (rs.removal != null) {
         rs.removal.cancel(false);
         rs.removal = null;
       }
-      if (old != null && !old.stopped) {
-        old.stopped = true;
-        old.streamOpen = false;
+      if (old != null && old.channel != null && !old.connectionClosed && !old.dead) {
         record(
-            Kind.DISCONNECT,
+            Kind.REGISTER,
             resource,
             Outcome.INFO,
-            "replaced by a new registration: closed the connection to " + old.socket);
+            "a new client for "
+                + resource
+                + " supersedes the one on "
+                + old.socket
+                + "; like the kubelet, the old connection stays open and its lists still count",
+            Facts.of().endpoint(old.socket));
       }
       registrations.add(reg);
       startListAndWatchLocked(ep);
+      noteHealthLocked(rs, "registered " + socket);
     } finally {
       lock.unlock();
-    }
-    if (old != null) {
-      old.channel.shutdownNow();
     }
     return ep.registration;
   }
@@ -1165,7 +1462,7 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // ListAndWatch
+  // ListAndWatch and the kubelet's client/endpoint bookkeeping
 
   private void startListAndWatchLocked(Endpoint ep) {
     int gen = ++ep.generation;
@@ -1201,11 +1498,16 @@ public final class FakeKubelet implements AutoCloseable {
             });
   }
 
+  /**
+   * The kubelet's genericDeviceUpdateCallback: keyed by resource name only, so a list from any
+   * client, also a superseded one, replaces the resource's devices (and may make them healthy again
+   * while the endpoint stays stopped).
+   */
   private void onDeviceList(Endpoint ep, int gen, ListAndWatchResponse resp) {
     lock.lock();
     try {
       ResourceState rs = resources.get(ep.resource);
-      if (ep.generation != gen || ep.stopped || rs == null || rs.endpoint != ep) {
+      if (ep.generation != gen || ep.dead || rs == null) {
         return;
       }
       List<DeviceState> list = new ArrayList<>(resp.getDevicesCount());
@@ -1224,11 +1526,20 @@ public final class FakeKubelet implements AutoCloseable {
       int size = resp.getSerializedSize();
       rs.devices = Collections.unmodifiableList(list);
       rs.largestListBytes = Math.max(rs.largestListBytes, size);
+      boolean current = rs.endpoint == ep;
       record(
           Kind.LIST_AND_WATCH,
           ep.resource,
           Outcome.OK,
-          list.size() + " devices, " + healthy + " healthy (" + size + " bytes)");
+          list.size()
+              + " devices, "
+              + healthy
+              + " healthy ("
+              + size
+              + " bytes)"
+              + (current ? "" : " from the superseded client on " + ep.socket),
+          Facts.of().devices(list.size()).healthy(healthy).bytes(size).endpoint(ep.socket));
+      noteHealthLocked(rs, "device list from " + ep.socket);
     } finally {
       lock.unlock();
     }
@@ -1237,20 +1548,23 @@ public final class FakeKubelet implements AutoCloseable {
   private void onStreamEnded(Endpoint ep, int gen, Status status) {
     lock.lock();
     try {
-      if (ep.generation != gen || ep.stopped) {
+      if (ep.generation != gen || ep.dead) {
         return;
       }
       ep.streamOpen = false;
-      ResourceState rs = resources.get(ep.resource);
-      if (rs == null || rs.endpoint != ep) {
-        ep.stopped = true;
-        ep.channel.shutdownNow();
-        return;
-      }
       String reason;
-      if (status == null) {
-        reason = "the plugin ended the ListAndWatch stream";
-        record(Kind.LIST_AND_WATCH, ep.resource, Outcome.FAILED, reason);
+      if (ep.connectionClosed) {
+        reason = "the stream ended: the kubelet had closed the connection to " + ep.socket;
+        record(
+            Kind.LIST_AND_WATCH, ep.resource, Outcome.INFO, reason, Facts.of().endpoint(ep.socket));
+      } else if (status == null) {
+        reason = "the plugin ended the ListAndWatch stream on " + ep.socket;
+        record(
+            Kind.LIST_AND_WATCH,
+            ep.resource,
+            Outcome.FAILED,
+            reason,
+            Facts.of().endpoint(ep.socket));
       } else if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
         reason = "device list over the kubelet's 4 MiB limit";
         record(
@@ -1259,28 +1573,139 @@ public final class FakeKubelet implements AutoCloseable {
             Outcome.FAILED,
             "a device list exceeds the kubelet's 4 MiB message limit ("
                 + describe(status)
-                + "); on a node the resource breaks the same way (kubernetes#109304)");
+                + "); on a node the resource breaks the same way (kubernetes#109304)",
+            Facts.of().endpoint(ep.socket));
       } else {
-        reason = "ListAndWatch failed: " + describe(status);
-        record(Kind.LIST_AND_WATCH, ep.resource, Outcome.FAILED, reason);
+        reason = "ListAndWatch on " + ep.socket + " failed: " + describe(status);
+        record(
+            Kind.LIST_AND_WATCH,
+            ep.resource,
+            Outcome.FAILED,
+            reason,
+            Facts.of().endpoint(ep.socket));
       }
-      disconnectLocked(rs, ep, reason);
+      clientRunEndedLocked(ep, reason);
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * The kubelet's PluginDisconnected: devices unhealthy at once, removal after the grace period.
+   * The kubelet's runClient after a client's ListAndWatch returned: looks a client up and
+   * disconnects it. Up to v1.36 the lookup is by resource name (the newest client, whichever stream
+   * ended); from v1.37 by resource name and socket path.
    */
-  void disconnectLocked(ResourceState rs, Endpoint ep, String reason) {
-    ep.stopped = true;
+  private void clientRunEndedLocked(Endpoint ended, String reason) {
+    ResourceState rs = resources.get(ended.resource);
+    if (rs == null) {
+      return;
+    }
+    Endpoint c = null;
+    if (profile.disconnectsTheEndedClient()) {
+      for (Endpoint x : rs.clients) {
+        if (x.socket.equals(ended.socket)) {
+          c = x;
+          break;
+        }
+      }
+    } else if (!rs.clients.isEmpty()) {
+      c = rs.clients.get(rs.clients.size() - 1);
+    }
+    if (c == null) {
+      return;
+    }
+    disconnectClientLocked(rs, c, reason);
+  }
+
+  /**
+   * The kubelet's disconnectClient: forgets the client, closes its connection, and calls
+   * PluginDisconnected for the resource.
+   */
+  void disconnectClientLocked(ResourceState rs, Endpoint c, String reason) {
+    if (profile.disconnectsTheEndedClient()) {
+      rs.clients.remove(c);
+    } else {
+      rs.clients.clear();
+    }
+    closeConnectionLocked(c);
+    pluginDisconnectedLocked(rs, c, reason);
+  }
+
+  /**
+   * The kubelet closes its connection to a plugin socket (the plugin sees its stream cancelled).
+   */
+  private void closeConnectionLocked(Endpoint c) {
+    if (c.connectionClosed || c.channel == null) {
+      return;
+    }
+    c.connectionClosed = true;
+    c.channel.shutdownNow();
+  }
+
+  /**
+   * The kubelet's DeRegisterPlugin for a registry socket that vanished: disconnects a client (the
+   * one on that plugin's endpoint from v1.37, the newest one of the name before) and calls
+   * PluginDisconnected.
+   */
+  void deregisterPluginLocked(ResourceState rs, Path registrySocket, String reason) {
+    Endpoint c = null;
+    if (profile.disconnectsTheEndedClient()) {
+      Path endpoint = null;
+      for (Endpoint ep : rs.open) {
+        if (registrySocket.equals(ep.registrySocket)) {
+          endpoint = ep.socket;
+        }
+      }
+      for (Endpoint x : rs.clients) {
+        if (x.socket.equals(endpoint)) {
+          c = x;
+          break;
+        }
+      }
+    } else if (!rs.clients.isEmpty()) {
+      c = rs.clients.get(rs.clients.size() - 1);
+    }
+    if (c != null) {
+      disconnectClientLocked(rs, c, reason);
+    }
+  }
+
+  /** Undoes a connection that a registration abandoned by a kubelet restart made. */
+  void abandonLocked(ResourceState rs, Endpoint ep, String reason) {
+    killLocked(rs, ep);
+    rs.clients.remove(ep);
+    if (rs.endpoint == ep) {
+      pluginDisconnectedLocked(rs, ep, reason);
+    }
+  }
+
+  /** The kubelet process is gone: the connection closes and nothing it started goes on. */
+  private void killLocked(ResourceState rs, Endpoint ep) {
+    ep.dead = true;
     ep.streamOpen = false;
+    rs.open.remove(ep);
+    if (ep.channel != null) {
+      ep.connectionClosed = true;
+      ep.channel.shutdownNow();
+    }
+  }
+
+  /**
+   * The kubelet's PluginDisconnected: the resource's healthy devices move to unhealthy (allocatable
+   * 0, capacity stays) and the CURRENT endpoint gets a stop time (Allocate fails until the next
+   * registration); the resource is removed after the grace period.
+   */
+  void pluginDisconnectedLocked(ResourceState rs, Endpoint client, String reason) {
+    Endpoint current = rs.endpoint;
+    if (current == null) {
+      return;
+    }
     List<DeviceState> unhealthy = new ArrayList<>(rs.devices.size());
     for (DeviceState d : rs.devices) {
       unhealthy.add(new DeviceState(d.id(), DeviceState.UNHEALTHY, d.numaNodes()));
     }
     rs.devices = Collections.unmodifiableList(unhealthy);
+    current.stopped = true;
     if (rs.removal != null) {
       rs.removal.cancel(false);
     }
@@ -1289,7 +1714,7 @@ public final class FakeKubelet implements AutoCloseable {
           transport
               .scheduler()
               .schedule(
-                  () -> removeAfterGrace(rs, ep), gracePeriod.toNanos(), TimeUnit.NANOSECONDS);
+                  () -> removeAfterGrace(rs, current), gracePeriod.toNanos(), TimeUnit.NANOSECONDS);
     }
     record(
         Kind.DISCONNECT,
@@ -1298,10 +1723,15 @@ public final class FakeKubelet implements AutoCloseable {
         reason
             + "; "
             + unhealthy.size()
-            + " devices marked unhealthy; removed in "
+            + " devices marked unhealthy; endpoint "
+            + current.socket
+            + " stopped"
+            + (client == current ? "" : " (the disconnected client was " + client.socket + ")")
+            + "; removed in "
             + gracePeriod
-            + " unless the plugin registers again");
-    ep.channel.shutdownNow();
+            + " unless the plugin registers again",
+        Facts.of().endpoint(client.socket).devices(unhealthy.size()).allocatable(0));
+    noteHealthLocked(rs, reason);
   }
 
   private void removeAfterGrace(ResourceState rs, Endpoint ep) {
@@ -1319,6 +1749,37 @@ public final class FakeKubelet implements AutoCloseable {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Appends to the resource's availability journal when allocatable, capacity or stop changed. */
+  private void noteHealthLocked(ResourceState rs, String cause) {
+    int allocatable = allocatableOf(rs.devices);
+    int capacity = capacityOf(rs.devices);
+    boolean stopped = rs.endpoint == null || rs.endpoint.stopped;
+    HealthPoint last = rs.journal.isEmpty() ? null : rs.journal.get(rs.journal.size() - 1);
+    if (last != null
+        && last.allocatable == allocatable
+        && last.capacity == capacity
+        && last.stopped == stopped) {
+      return;
+    }
+    KubeletEvent e =
+        record(
+            Kind.RESOURCE_HEALTH,
+            rs.name,
+            Outcome.INFO,
+            "allocatable="
+                + allocatable
+                + " capacity="
+                + capacity
+                + (stopped ? " endpoint stopped" : "")
+                + ": "
+                + cause,
+            Facts.of()
+                .allocatable(allocatable)
+                .devices(capacity)
+                .endpoint(rs.endpoint == null ? "" : rs.endpoint.socket));
+    rs.journal.add(new HealthPoint(e.seq(), e.nanos(), allocatable, capacity, stopped, cause));
   }
 
   /**
@@ -1339,7 +1800,8 @@ public final class FakeKubelet implements AutoCloseable {
           Kind.LIST_AND_WATCH_CANCELLED,
           resource,
           Outcome.INFO,
-          "the kubelet cancelled the stream and opens a new one");
+          "the kubelet cancelled the stream and opens a new one",
+          Facts.of().endpoint(ep.socket));
       if (call != null) {
         call.cancel("cancelled by the kubelet", null);
       }
@@ -1350,8 +1812,9 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Drops the connection to the resource's plugin abruptly: its devices turn unhealthy at once and
-   * the grace period starts, as when a plugin's connection breaks on a node.
+   * Drops the connection to the resource's current plugin abruptly, as when it breaks on a node:
+   * the kubelet sees the stream end, disconnects the client and calls {@code PluginDisconnected}:
+   * the devices turn unhealthy at once, the endpoint is stopped and the grace period starts.
    *
    * @param resource the resource name
    * @throws IllegalStateException when no plugin is connected for it
@@ -1360,7 +1823,12 @@ public final class FakeKubelet implements AutoCloseable {
     lock.lock();
     try {
       Endpoint ep = connectedEndpoint(resource);
-      disconnectLocked(resources.get(resource), ep, "connection dropped (dropConnection)");
+      ep.generation++;
+      ep.streamOpen = false;
+      String reason = "connection to " + ep.socket + " dropped (dropConnection)";
+      record(Kind.LIST_AND_WATCH, resource, Outcome.FAILED, reason, Facts.of().endpoint(ep.socket));
+      clientRunEndedLocked(ep, reason);
+      closeConnectionLocked(ep);
     } finally {
       lock.unlock();
     }
@@ -1379,7 +1847,7 @@ public final class FakeKubelet implements AutoCloseable {
                         + ". Await its registration first."));
   }
 
-  /** The endpoint of the plugin connected for a resource; call with the lock held. */
+  /** The current endpoint of a resource unless it is stopped; call with the lock held. */
   private Optional<Endpoint> liveEndpoint(String resource) {
     ResourceState rs = resources.get(resource);
     if (rs == null || rs.endpoint == null || rs.endpoint.stopped) {
@@ -1433,6 +1901,27 @@ public final class FakeKubelet implements AutoCloseable {
     allocationLock.lock();
     try {
       return allocationFlow.allocate(request);
+    } finally {
+      allocationLock.unlock();
+    }
+  }
+
+  /**
+   * Restarts a container that holds devices, as the kubelet does after a crash, a kubelet restart
+   * or a plugin restart: for each resource the container holds, {@code PreStartContainer} is called
+   * again (when the current plugin's options require it) with the same device IDs, whatever their
+   * health now; the kubelet never checks health there. No {@code Allocate}.
+   *
+   * @param podUid the pod's UID ({@link Allocation#podUid()})
+   * @param containerName the container
+   * @throws IllegalArgumentException when the fake holds no allocation for that container
+   * @throws AllocationException when {@code PreStartContainer} fails or the resource's endpoint is
+   *     stopped ({@link AllocationException.Reason#ENDPOINT_STOPPED})
+   */
+  public void restartContainer(String podUid, String containerName) {
+    allocationLock.lock();
+    try {
+      allocationFlow.restartContainer(podUid, containerName);
     } finally {
       allocationLock.unlock();
     }
@@ -1509,7 +1998,13 @@ public final class FakeKubelet implements AutoCloseable {
 
   static final class ResourceState {
     final String name;
+    // The current endpoint (PluginConnected), possibly stopped.
     Endpoint endpoint;
+    // The kubelet's clients for the name: the newest only up to v1.36, one per socket after.
+    final List<Endpoint> clients = new ArrayList<>();
+    // Every connection the kubelet still holds for the resource, current or superseded.
+    final List<Endpoint> open = new ArrayList<>();
+    final List<HealthPoint> journal = new ArrayList<>();
     List<DeviceState> devices = List.of();
     long largestListBytes;
     ScheduledFuture<?> removal;
@@ -1519,17 +2014,48 @@ public final class FakeKubelet implements AutoCloseable {
     }
   }
 
+  /** One availability sample of a resource. */
+  record HealthPoint(
+      long seq, long nanos, int allocatable, int capacity, boolean stopped, String cause) {
+    boolean available() {
+      return allocatable > 0 && !stopped;
+    }
+  }
+
+  /** A kubelet client and endpoint for one registration (the kubelet keeps both per plugin). */
   static final class Endpoint {
     final String resource;
     final Path socket;
+    // Null for an endpoint the kubelet knows only from its checkpoint (after a restart).
     final ManagedChannel channel;
     final DevicePluginOptions options;
     final Registration registration;
     final Path registrySocket;
+    final boolean fromCheckpoint;
     volatile ClientCallStreamObserver<Empty> call;
     int generation;
     boolean streamOpen;
+    // The endpoint has a stop time: Allocate and PreStartContainer fail on it.
     boolean stopped;
+    // The kubelet closed its connection (Disconnect).
+    boolean connectionClosed;
+    // Belongs to a kubelet process that is gone (restart, close): its callbacks are ignored.
+    boolean dead;
+
+    static Endpoint fromCheckpoint(String resource, Endpoint previous) {
+      Endpoint e =
+          new Endpoint(
+              resource,
+              previous == null ? Path.of("(checkpoint)") : previous.socket,
+              null,
+              DevicePluginOptions.getDefaultInstance(),
+              previous == null ? null : previous.registration,
+              null,
+              true);
+      e.stopped = true;
+      e.dead = true;
+      return e;
+    }
 
     Endpoint(
         String resource,
@@ -1538,12 +2064,24 @@ public final class FakeKubelet implements AutoCloseable {
         DevicePluginOptions options,
         Registration registration,
         Path registrySocket) {
+      this(resource, socket, channel, options, registration, registrySocket, false);
+    }
+
+    Endpoint(
+        String resource,
+        Path socket,
+        ManagedChannel channel,
+        DevicePluginOptions options,
+        Registration registration,
+        Path registrySocket,
+        boolean fromCheckpoint) {
       this.resource = resource;
       this.socket = socket;
       this.channel = channel;
       this.options = options;
       this.registration = registration;
       this.registrySocket = registrySocket;
+      this.fromCheckpoint = fromCheckpoint;
     }
   }
 

@@ -16,6 +16,10 @@ import java.util.Objects;
  * @param preferredAllocationAvailable what {@code GetDevicePluginOptions} answered
  * @param mode how the plugin registered
  * @param at when the kubelet accepted the registration (just before answering the plugin)
+ * @param seq the event log position at which it was accepted: a registration is after a {@link
+ *     Mark} when {@code seq > mark.seq()}
+ * @param nanos {@link System#nanoTime()} when it was accepted, to measure intervals against {@link
+ *     Mark#nanos()} or {@link KubeletEvent#nanos()}
  */
 public record Registration(
     String resourceName,
@@ -24,7 +28,9 @@ public record Registration(
     boolean preStartRequired,
     boolean preferredAllocationAvailable,
     Mode mode,
-    Instant at) {
+    Instant at,
+    long seq,
+    long nanos) {
 
   /** How a plugin registered. */
   public enum Mode {
@@ -44,6 +50,8 @@ public record Registration(
    * @param preferredAllocationAvailable see {@link #preferredAllocationAvailable()}
    * @param mode see {@link #mode()}
    * @param at see {@link #at()}
+   * @param seq see {@link #seq()}
+   * @param nanos see {@link #nanos()}
    */
   public Registration {
     Objects.requireNonNull(resourceName, "resourceName");
@@ -51,5 +59,15 @@ public record Registration(
     Objects.requireNonNull(version, "version");
     Objects.requireNonNull(mode, "mode");
     Objects.requireNonNull(at, "at");
+  }
+
+  /**
+   * Whether this registration was accepted after a mark was taken.
+   *
+   * @param mark a mark from {@link FakeKubelet#mark()}
+   * @return true when it is newer than the mark
+   */
+  public boolean isAfter(Mark mark) {
+    return seq > mark.seq();
   }
 }

@@ -245,11 +245,12 @@ final class WatcherRegistrar {
     k.lock.lock();
     try {
       ResourceState rs = k.resources.get(name);
-      if (rs != null
-          && rs.endpoint != null
-          && !rs.endpoint.stopped
-          && socket.equals(rs.endpoint.registrySocket)) {
-        k.disconnectLocked(rs, rs.endpoint, "registration abandoned: the kubelet restarted");
+      if (rs != null) {
+        for (FakeKubelet.Endpoint ep : java.util.List.copyOf(rs.open)) {
+          if (socket.equals(ep.registrySocket) && !ep.dead) {
+            k.abandonLocked(rs, ep, "registration abandoned: the kubelet restarted");
+          }
+        }
       }
     } finally {
       k.lock.unlock();
@@ -300,11 +301,9 @@ final class WatcherRegistrar {
       }
       ResourceState rs = k.resources.get(resource);
       k.record(Kind.DEREGISTER, resource, Outcome.INFO, "registry socket removed: " + socket);
-      if (rs != null
-          && rs.endpoint != null
-          && !rs.endpoint.stopped
-          && socket.equals(rs.endpoint.registrySocket)) {
-        k.disconnectLocked(rs, rs.endpoint, "deregistered (registry socket removed)");
+      if (rs != null) {
+        k.deregisterPluginLocked(
+            rs, socket, "deregistered (registry socket " + socket + " removed)");
       }
     } finally {
       k.lock.unlock();

@@ -222,7 +222,8 @@ class AllocationTest {
     assertThat(kubelet.allocate(RES, 2).deviceIds()).containsExactly("dev-3", "dev-2");
     ContainerPreferredAllocationRequest c = seen.get().getContainerRequests(0);
     assertThat(seen.get().getContainerRequestsCount()).isEqualTo(1);
-    assertThat(c.getAvailableDeviceIDsList()).containsExactly("dev-0", "dev-1", "dev-2", "dev-3");
+    assertThat(c.getAvailableDeviceIDsList())
+        .containsExactlyInAnyOrder("dev-0", "dev-1", "dev-2", "dev-3");
     assertThat(c.getMustIncludeDeviceIDsList()).isEmpty();
     assertThat(c.getAllocationSize()).isEqualTo(2);
     // Explicit IDs skip GetPreferredAllocation, like a kubelet that has nothing to choose.

@@ -200,30 +200,4 @@ class LegacyRegistrationTest {
                     .isEqualTo("failed to get device plugin options: UNIMPLEMENTED: no options"));
     assertThat(kubelet.registrations()).isEmpty();
   }
-
-  @Test
-  void aSecondRegistrationReplacesTheFirstAndClosesItsConnection() {
-    plugin.start().register(kubelet.kubeletSocket());
-    kubelet.awaitDevices(RES, l -> l.size() == 3, WAIT);
-    TestPlugin second =
-        new TestPlugin(RES, dir.resolve("foo2.sock")).devices(TestPlugin.healthyDevices(5)).start();
-    try {
-      second.register(kubelet.kubeletSocket());
-      kubelet.awaitDevices(RES, l -> l.size() == 5, WAIT);
-      assertThat(kubelet.registration(RES).orElseThrow().endpoint())
-          .isEqualTo(dir.resolve("foo2.sock").toString());
-      assertThat(kubelet.registrations()).hasSize(2);
-      // The old connection is closed: the first plugin's stream ends.
-      kubelet.awaitEvent(
-          e -> e.kind() == Kind.DISCONNECT && e.detail().startsWith("replaced"), WAIT);
-      org.awaitility.Awaitility.await().atMost(WAIT).until(() -> plugin.openStreams() == 0);
-      // Updates from the replaced plugin are ignored.
-      plugin.update(TestPlugin.healthyDevices(1));
-      second.update(TestPlugin.healthyDevices(4));
-      kubelet.awaitDevices(RES, l -> l.size() == 4, WAIT);
-      assertThat(kubelet.allocatable(RES)).isEqualTo(4);
-    } finally {
-      second.close();
-    }
-  }
 }

@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.RegisterAttempt;
 import io.github.deviceplugin4j.testkit.Registration;
 import io.github.deviceplugin4j.testkit.internal.ResponseChecks;
@@ -524,10 +525,10 @@ final class ConformanceSuite {
   }
 
   private String reRegistersAfterRestart() {
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
     Registration again;
     try {
-      again = kubelet.awaitRegistrationAfter(resource, restarted, RESTART_LIMIT);
+      again = kubelet.awaitRegistration(resource, restarted, RESTART_LIMIT);
     } catch (AssertionError e) {
       throw fail(
           "no registration within "
@@ -535,7 +536,7 @@ final class ConformanceSuite {
               + " s after the kubelet restarted (its socket was deleted and served again)");
     }
     registration = again;
-    long ms = Duration.between(restarted, again.at()).toMillis();
+    long ms = (again.nanos() - restarted.nanos()) / 1_000_000;
     return "re-registered " + ms + " ms after the restart";
   }
 

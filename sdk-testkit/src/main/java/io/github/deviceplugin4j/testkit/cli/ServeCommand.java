@@ -6,6 +6,7 @@ import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.MountSpec;
 import io.github.deviceplugin4j.testkit.PodRequest;
 import io.github.deviceplugin4j.testkit.Registration;
@@ -17,7 +18,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -197,8 +197,8 @@ final class ServeCommand {
           kubelet.dropConnection(w.get(0));
         }
         case "restart" -> {
-          Instant t = kubelet.restart();
-          emit(Json.object("restarted").put("time", t.toString()));
+          Mark m = kubelet.restart();
+          emit(Json.object("restarted").put("time", m.time().toString()).put("seq", m.seq()));
         }
         default ->
             throw new IllegalArgumentException(
@@ -300,13 +300,21 @@ final class ServeCommand {
   }
 
   private void print(KubeletEvent e) {
-    emit(
+    Json json =
         Json.object("event")
+            .put("seq", e.seq())
             .put("time", e.time().toString())
             .put("kind", e.kind().name())
             .put("resource", e.resource())
             .put("outcome", e.outcome().name())
-            .put("detail", e.detail()));
+            .put("detail", e.detail());
+    e.devices().ifPresent(n -> json.put("devices", n));
+    e.healthy().ifPresent(n -> json.put("healthy", n));
+    e.bytes().ifPresent(n -> json.put("bytes", n));
+    e.allocatable().ifPresent(n -> json.put("allocatable", n));
+    e.endpoint().ifPresent(v -> json.put("endpoint", v));
+    e.version().ifPresent(v -> json.put("version", v));
+    emit(json);
   }
 
   private void emit(Json json) {

@@ -53,6 +53,31 @@ public final class SocketFiles {
   }
 
   /**
+   * Deletes every file directly in a directory that is not a directory, except one name, as the
+   * v1.26 kubelet's device manager does on start (it keeps its checkpoint file). Symbolic links are
+   * deleted themselves, not followed.
+   *
+   * @param dir the directory
+   * @param keep the file name to keep
+   * @return the deleted paths
+   */
+  public static List<Path> deleteNonDirectoriesIn(Path dir, String keep) {
+    List<Path> deleted = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path p : entries) {
+        if (!p.getFileName().toString().equals(keep)
+            && !Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.deleteIfExists(p);
+          deleted.add(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot clean up files in " + dir, e);
+    }
+    return deleted;
+  }
+
+  /**
    * The socket files directly in a directory.
    *
    * @param dir the directory

@@ -7,12 +7,12 @@ import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.junit5.FakeKubeletExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -101,9 +101,9 @@ class AccelBackendTest {
   // tag::restart[]
   @Test
   void registersAgainAfterAKubeletRestart() {
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
 
-    kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+    kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     kubelet.awaitDevices(RESOURCE, devices -> devices.size() == 2, WAIT);
   }
   // end::restart[]

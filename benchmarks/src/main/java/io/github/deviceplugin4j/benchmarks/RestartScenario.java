@@ -4,10 +4,10 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -67,20 +67,28 @@ public final class RestartScenario implements Scenario {
           DevicePluginHost host = hb.start()) {
         kubelet.awaitDevices(RESOURCE, l -> l.size() == DEVICES, Node.SETUP);
         for (int i = -WARM_UP; i < n; i++) {
-          Instant served = kubelet.restart();
-          Registration r = kubelet.awaitRegistrationAfter(RESOURCE, served, STEP);
+          Mark restarted = kubelet.restart();
+          Registration r = kubelet.awaitRegistration(RESOURCE, restarted, STEP);
+          KubeletEvent served =
+              kubelet.awaitEvent(
+                  restarted,
+                  e ->
+                      e.kind() == KubeletEvent.Kind.RESTART
+                          && e.outcome() == KubeletEvent.Outcome.OK,
+                  STEP);
           KubeletEvent list =
               kubelet.awaitEvent(
+                  restarted,
                   e ->
                       e.kind() == KubeletEvent.Kind.LIST_AND_WATCH
                           && e.resource().equals(RESOURCE)
                           && !e.failed()
-                          && !e.time().isBefore(r.at()),
+                          && e.seq() > r.seq(),
                   STEP);
           Waits.until("the plugin to be ready again", STEP, host::isReady, kubelet::eventLog);
           if (i >= 0) {
-            registered[i] = Duration.between(served, r.at()).toNanos();
-            listed[i] = Duration.between(served, list.time()).toNanos();
+            registered[i] = r.nanos() - served.nanos();
+            listed[i] = list.nanos() - served.nanos();
           }
         }
       }

@@ -7,10 +7,11 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.reliability.ProcessProbe.Usage;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -148,11 +149,20 @@ class KubeletRestartTest {
   private static double restartOnce(
       FakeKubelet kubelet, DevicePluginHost host, RecordingListener listener) {
     int seen = listener.registered.get();
-    Instant served = kubelet.restart();
+    Mark served = kubelet.restart();
     try {
-      Registration r = kubelet.awaitRegistrationAfter(RESOURCE, served, STEP);
+      Registration r = kubelet.awaitRegistration(RESOURCE, served, STEP);
       fast().until(() -> listener.registered.get() > seen && host.isReady());
-      return Duration.between(served, r.at()).toNanos() / 1e6;
+      return (r.nanos()
+              - kubelet
+                  .awaitEvent(
+                      served,
+                      e ->
+                          e.kind() == KubeletEvent.Kind.RESTART
+                              && e.outcome() == KubeletEvent.Outcome.OK,
+                      STEP)
+                  .nanos())
+          / 1e6;
     } catch (AssertionError | org.awaitility.core.ConditionTimeoutException e) {
       // Missed: counted and reported; let it recover before the next restart.
       await().atMost(Duration.ofSeconds(60)).until(host::isReady);

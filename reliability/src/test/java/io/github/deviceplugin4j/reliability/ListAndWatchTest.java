@@ -15,6 +15,7 @@ import io.github.deviceplugin4j.reliability.ProcessProbe.Usage;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -106,7 +107,7 @@ class ListAndWatchTest {
       try (RawClient client = RawClient.connect(host.status(RESOURCE).socket())) {
         for (int i = 0; i < drops; i++) {
           List<Device> next = flip(backend.current(), i % 4);
-          Instant dropped = Instant.now();
+          Mark dropped = kubelet.mark();
           kubelet.dropConnection(RESOURCE);
           assertThat(kubelet.devices(RESOURCE)).allMatch(d -> !d.healthy());
           // Between the drop and the re-registration the plugin keeps answering.
@@ -121,18 +122,18 @@ class ListAndWatchTest {
           assertThat(r.getContainerResponsesCount()).isEqualTo(1);
           allocationsDuringGap++;
           backend.publish(next); // a change while the kubelet is away
-          Registration reg =
-              kubelet.awaitRegistrationAfter(RESOURCE, dropped, Duration.ofSeconds(20));
+          Registration reg = kubelet.awaitRegistration(RESOURCE, dropped, Duration.ofSeconds(20));
           KubeletEvent list =
               kubelet.awaitEvent(
+                  dropped,
                   e ->
                       e.kind() == KubeletEvent.Kind.LIST_AND_WATCH
                           && e.outcome() == KubeletEvent.Outcome.OK
-                          && !e.time().isBefore(reg.at()),
+                          && e.seq() > reg.seq(),
                   STEP);
           assertThat(kubelet.awaitDevices(RESOURCE, l -> sameAs(l, next), STEP)).hasSize(4);
-          reRegistered.add(Duration.between(dropped, reg.at()).toNanos() / 1e6);
-          listAfterRegistration.add(Duration.between(reg.at(), list.time()).toNanos() / 1e6);
+          reRegistered.add((reg.nanos() - dropped.nanos()) / 1e6);
+          listAfterRegistration.add((list.nanos() - reg.nanos()) / 1e6);
         }
       }
       Figures.print(

@@ -12,6 +12,7 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -26,7 +27,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -93,11 +93,9 @@ class SecurityTest {
                 .backend(ScriptedBackend.healthy(RESOURCE + "2", 1))
                 .start()) {
           assertThat(host.status()).hasSize(2);
-          Instant before = Instant.now();
-          kubelet.awaitRegistrationAfter(
-              RESOURCE + "2", before.minusSeconds(1), Duration.ofSeconds(10));
-          Instant served = kubelet.restart(); // legacy: sockets deleted, served again
-          kubelet.awaitRegistrationAfter(RESOURCE, served, Duration.ofSeconds(10));
+          kubelet.awaitRegistration(RESOURCE + "2", Duration.ofSeconds(10));
+          Mark served = kubelet.restart(); // legacy: sockets deleted, served again
+          kubelet.awaitRegistration(RESOURCE, served, Duration.ofSeconds(10));
         }
       }
       scanner.stop();

@@ -5,13 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.RegisterAttempt;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -161,15 +161,15 @@ class RegistrationTest {
     await().atMost(WAIT).until(host::isReady);
 
     for (int i = 1; i <= 3; i++) {
-      Instant restarted = kubelet.restart();
-      kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+      Mark restarted = kubelet.restart();
+      kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
       kubelet.awaitDevices(RESOURCE, d -> d.size() == 1 && d.get(0).healthy(), WAIT);
       await()
           .atMost(WAIT)
           .until(
               () -> {
                 ResourceStatus s = host.status(RESOURCE);
-                return s.registered() && !s.lastRegistered().isBefore(restarted);
+                return s.registered() && !s.lastRegistered().isBefore(restarted.time());
               });
     }
     assertThat(host.status(RESOURCE).registrations()).isGreaterThanOrEqualTo(4);
@@ -189,10 +189,10 @@ class RegistrationTest {
     await().atMost(WAIT).until(host::isReady);
     Path socket = host.status(RESOURCE).socket();
 
-    Instant deleted = Instant.now();
+    Mark deleted = kubelet.mark();
     Files.delete(socket);
 
-    kubelet.awaitRegistrationAfter(RESOURCE, deleted, WAIT);
+    kubelet.awaitRegistration(RESOURCE, deleted, WAIT);
     assertThat(TestSupport.isSocket(socket)).isTrue();
     assertThat(TestSupport.permissions(socket)).isEqualTo("rw-------");
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
@@ -211,11 +211,11 @@ class RegistrationTest {
 
     // kubelet.sock disappears and appears again; the plugin's own socket is untouched
     Path aside = pluginDir().resolve(".kubelet.sock.aside");
-    Instant moved = Instant.now();
+    Mark moved = kubelet.mark();
     Files.move(kubelet.kubeletSocket(), aside, StandardCopyOption.ATOMIC_MOVE);
     Files.move(aside, kubelet.kubeletSocket(), StandardCopyOption.ATOMIC_MOVE);
 
-    kubelet.awaitRegistrationAfter(RESOURCE, moved, WAIT);
+    kubelet.awaitRegistration(RESOURCE, moved, WAIT);
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
     assertThat(Files.getAttribute(socket, "unix:ino")).isEqualTo(inode);
   }
@@ -296,8 +296,8 @@ class RegistrationTest {
         host(RegistrationMode.PLUGIN_WATCHER, b -> b, TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT);
     await().atMost(WAIT).until(host::isReady);
-    Instant restarted = kubelet.restart();
-    kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+    Mark restarted = kubelet.restart();
+    kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
     kubelet.awaitDevices(RESOURCE, d -> d.size() == 1 && d.get(0).healthy(), WAIT);
   }
@@ -309,9 +309,9 @@ class RegistrationTest {
         host(RegistrationMode.PLUGIN_WATCHER, b -> b, TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT);
     await().atMost(WAIT).until(host::isReady);
-    Instant deleted = Instant.now();
+    Mark deleted = kubelet.mark();
     Files.delete(host.status(RESOURCE).socket());
-    kubelet.awaitRegistrationAfter(RESOURCE, deleted, WAIT);
+    kubelet.awaitRegistration(RESOURCE, deleted, WAIT);
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
   }
 
@@ -371,9 +371,9 @@ class RegistrationTest {
                     .retireGrace(Duration.ofMillis(500)),
             TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT); // the plugin may not have heard back yet
-    Instant deleted = Instant.now();
+    Mark deleted = kubelet.mark();
     Files.delete(host.status(RESOURCE).socket());
-    kubelet.awaitRegistrationAfter(RESOURCE, deleted, WAIT);
+    kubelet.awaitRegistration(RESOURCE, deleted, WAIT);
     kubelet.awaitDevices(RESOURCE, d -> d.size() == 1 && d.get(0).healthy(), WAIT);
     await().atMost(WAIT).until(host::isReady);
   }
@@ -388,9 +388,9 @@ class RegistrationTest {
             TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT);
     await().atMost(WAIT).until(host::isReady);
-    Instant dropped = Instant.now();
+    Mark dropped = kubelet.mark();
     kubelet.dropConnection(RESOURCE);
-    kubelet.awaitRegistrationAfter(RESOURCE, dropped, WAIT);
+    kubelet.awaitRegistration(RESOURCE, dropped, WAIT);
     kubelet.awaitDevices(RESOURCE, d -> d.size() == 1 && d.get(0).healthy(), WAIT);
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
   }
@@ -459,9 +459,9 @@ class RegistrationTest {
         TestSupport.coreThreads().stream().filter(n -> n.contains("eventloop")).count();
     assertThat(eventLoopThreads).isEqualTo(1);
 
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
     for (String r : List.of("example.com/a", "example.com/b", "example.com/c")) {
-      kubelet.awaitRegistrationAfter(r, restarted, WAIT);
+      kubelet.awaitRegistration(r, restarted, WAIT);
     }
     await().atMost(WAIT).until(host::isReady);
   }
@@ -507,7 +507,7 @@ class RegistrationTest {
     Files.move(pluginDir(), gone, StandardCopyOption.ATOMIC_MOVE);
     await().atMost(WAIT).until(() -> !host.isReady());
     Files.createDirectories(pluginDir());
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
     try (var files = Files.list(gone)) {
       for (Path p : files.toList()) {
         Files.deleteIfExists(p);
@@ -515,7 +515,7 @@ class RegistrationTest {
     }
     Files.delete(gone);
 
-    kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+    kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     await().atMost(WAIT).until(host::isReady);
     assertThat(TestSupport.isSocket(host.status(RESOURCE).socket())).isTrue();
   }

@@ -543,7 +543,7 @@ public final class FakeKubelet implements AutoCloseable {
     record(
         Kind.RESTART,
         "",
-        Outcome.INFO,
+        Outcome.OK,
         "serving "
             + kubeletSocket
             + " again"

@@ -53,7 +53,10 @@ public record KubeletEvent(
     START,
     /** The fake kubelet stopped. */
     STOP,
-    /** {@link FakeKubelet#restart()}: stopping, then serving {@code kubelet.sock} again. */
+    /**
+     * {@link FakeKubelet#restart()}: stopping ({@link Outcome#INFO}), then serving {@code
+     * kubelet.sock} again ({@link Outcome#OK}).
+     */
     RESTART,
     /** A {@code Register} call (legacy mode) or a plugin-watcher registration. */
     REGISTER,

@@ -29,6 +29,12 @@ class EndpointSemanticsTest {
 
   @TempDir Path dir;
 
+  private void awaitListFrom(FakeKubelet kubelet, String socket) {
+    String endpoint = dir.resolve(socket).toString();
+    kubelet.awaitEvent(
+        e -> e.kind() == Kind.LIST_AND_WATCH && e.endpoint().orElse("").equals(endpoint), WAIT);
+  }
+
   private FakeKubelet start(KubeletProfile profile) {
     return FakeKubelet.builder().pluginDir(dir).profile(profile).start();
   }
@@ -72,7 +78,7 @@ class EndpointSemanticsTest {
             new TestPlugin(RES, dir.resolve("b.sock")).devices(TestPlugin.healthyDevices(3))) {
       first.start().register(kubelet.kubeletSocket());
       second.start().register(kubelet.kubeletSocket());
-      kubelet.awaitDevices(RES, l -> l.size() == 3, WAIT);
+      awaitListFrom(kubelet, "b.sock");
       Mark m = kubelet.mark();
 
       first.close(); // the superseded server goes away: its stream ends
@@ -122,7 +128,7 @@ class EndpointSemanticsTest {
             new TestPlugin(RES, dir.resolve("b.sock")).devices(TestPlugin.healthyDevices(3))) {
       first.start().register(kubelet.kubeletSocket());
       second.start().register(kubelet.kubeletSocket());
-      kubelet.awaitDevices(RES, l -> l.size() == 3, WAIT);
+      awaitListFrom(kubelet, "b.sock");
       Mark m = kubelet.mark();
 
       first.close();

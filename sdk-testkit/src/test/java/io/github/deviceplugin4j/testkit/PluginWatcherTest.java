@@ -260,7 +260,7 @@ class PluginWatcherTest {
                 .start()) {
       kubelet.awaitRegistration(RES, WAIT);
       kubelet.awaitEvent(e -> e.kind() == Kind.NOTIFY_REGISTRATION_STATUS, WAIT);
-      var restarted = kubelet.restart();
+      Mark restarted = kubelet.restart();
       assertThat(plugin.socket()).exists();
       Registration again = kubelet.awaitRegistration(RES, restarted, WAIT);
       assertThat(again.mode()).isEqualTo(Registration.Mode.PLUGIN_WATCHER);

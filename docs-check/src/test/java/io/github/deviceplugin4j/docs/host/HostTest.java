@@ -8,13 +8,13 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.PodRequest;
 import io.github.deviceplugin4j.testkit.junit5.FakeKubeletExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,8 +54,8 @@ class HostTest {
       assertThat(Files.readAllLines(ready)).containsExactly(RESOURCE);
 
       kubelet.dropConnection(RESOURCE);
-      Instant restarted = kubelet.restart();
-      kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+      Mark restarted = kubelet.restart();
+      kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
       org.awaitility.Awaitility.await().atMost(WAIT).until(() -> Files.exists(ready));
       assertThat(host.isReady()).isTrue();
     }
@@ -73,8 +73,8 @@ class HostTest {
             .listener(metrics)
             .start()) {
       kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
-      Instant restarted = kubelet.restart();
-      kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+      Mark restarted = kubelet.restart();
+      kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
       kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
       org.awaitility.Awaitility.await()
           .atMost(WAIT)
@@ -124,8 +124,8 @@ class HostTest {
       assertThat(host.registrationMode()).isEqualTo(RegistrationMode.PLUGIN_WATCHER);
       assertThat(kubelet.registration(RESOURCE).orElseThrow().mode())
           .isEqualTo(io.github.deviceplugin4j.testkit.Registration.Mode.PLUGIN_WATCHER);
-      Instant restarted = kubelet.restart();
-      kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+      Mark restarted = kubelet.restart();
+      kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     }
   }
 

@@ -12,7 +12,9 @@ import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.PodRequest;
+import io.github.deviceplugin4j.testkit.Registration;
 import io.github.deviceplugin4j.testkit.junit5.FakeKubeletExtension;
 import io.grpc.Status;
 import java.io.IOException;
@@ -88,11 +90,29 @@ class KubeletBehavioursTest {
     kubelet.dropConnection(RESOURCE); // devices turn Unhealthy at once
     assertThat(kubelet).hasCapacity(RESOURCE, 3).hasAllocatable(RESOURCE, 0);
 
-    var restarted = kubelet.restart(); // sockets deleted, kubelet.sock served again
-    kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
+    Mark restarted = kubelet.restart(); // sockets deleted, kubelet.sock served again
+    kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     kubelet.awaitDevices(RESOURCE, d -> d.stream().filter(DeviceState::healthy).count() == 3, WAIT);
     // end::behaviours[]
     assertThat(kubelet).hasAllocatable(RESOURCE, 3);
+  }
+
+  @Test
+  void marksSeeEverythingAfterThem() {
+    // tag::marks[]
+    Mark m = kubelet.restart(); // taken before the restart begins
+    Registration again = kubelet.awaitRegistration(RESOURCE, m, WAIT); // however fast it came
+    KubeletEvent list =
+        kubelet.awaitEvent(
+            m, e -> e.kind() == KubeletEvent.Kind.LIST_AND_WATCH && e.seq() > again.seq(), WAIT);
+    assertThat(list.healthy()).hasValue(3); // typed fields, no parsing
+    Duration firstList = Duration.ofNanos(list.nanos() - again.nanos());
+    assertThat(firstList).isPositive();
+    // One window without allocatable devices: from the restart to that first list.
+    assertThat(kubelet.unhealthyWindows(RESOURCE, m))
+        .singleElement()
+        .satisfies(w -> assertThat(w.open()).isFalse());
+    // end::marks[]
   }
 
   @Test

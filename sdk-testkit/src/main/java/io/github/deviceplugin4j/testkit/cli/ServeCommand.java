@@ -52,6 +52,8 @@ final class ServeCommand {
       """;
 
   private final PrintStream out;
+  // await-registration waits for a registration after the last restart (race-free, by sequence).
+  private volatile Mark lastRestart = new Mark(0, 0, java.time.Instant.EPOCH);
 
   ServeCommand(PrintStream out) {
     this.out = out;
@@ -167,14 +169,16 @@ final class ServeCommand {
             throw new IllegalArgumentException("usage: await-registration RESOURCE [SECONDS]");
           }
           long seconds = w.size() == 2 ? Long.parseLong(w.get(1)) : 10;
-          Registration r = kubelet.awaitRegistration(w.get(0), Duration.ofSeconds(seconds));
+          Registration r =
+              kubelet.awaitRegistration(w.get(0), lastRestart, Duration.ofSeconds(seconds));
           emit(
               Json.object("registered")
                   .put("resource", r.resourceName())
                   .put("endpoint", r.endpoint())
                   .put("version", r.version())
                   .put("mode", r.mode().name())
-                  .put("time", r.at().toString()));
+                  .put("time", r.at().toString())
+                  .put("seq", r.seq()));
         }
         case "await-devices" -> {
           if (w.size() < 2 || w.size() > 3) {
@@ -198,6 +202,7 @@ final class ServeCommand {
         }
         case "restart" -> {
           Mark m = kubelet.restart();
+          lastRestart = m;
           emit(Json.object("restarted").put("time", m.time().toString()).put("seq", m.seq()));
         }
         default ->

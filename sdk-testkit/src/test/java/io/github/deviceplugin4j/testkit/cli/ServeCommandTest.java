@@ -78,7 +78,9 @@ class ServeCommandTest {
                     && l.contains("\"cdiDevices\":[\"example.com/test=dev-2\"]")
                     && l.contains("\"problems\":[]"))
         .anyMatch(l -> l.contains("\"kind\":\"LIST_AND_WATCH_CANCELLED\""))
-        .anyMatch(l -> l.startsWith("{\"type\":\"restarted\",\"time\":\""))
+        .anyMatch(
+            l -> l.startsWith("{\"type\":\"restarted\",\"time\":\"") && l.contains("\"seq\":"))
+        .anyMatch(l -> l.startsWith("{\"type\":\"event\",\"seq\":"))
         .anyMatch(
             l ->
                 l.startsWith(

@@ -20,6 +20,7 @@ import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.PodRequest;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.io.IOException;
@@ -332,14 +333,14 @@ public final class Demo {
 
         // 7. A kubelet restart: sockets deleted, kubelet.sock served again; every plugin
         // re-registers.
-        Instant restarted = kubelet.restart();
+        Mark restarted = kubelet.restart();
         step(
             "kubelet",
             "restarted: deleted the sockets in its plugin directory and serves kubelet.sock again");
         long worst = 0;
         for (String resource : resources) {
-          Registration r = kubelet.awaitRegistrationAfter(resource, restarted, WAIT);
-          long ms = Duration.between(restarted, r.at()).toMillis();
+          Registration r = kubelet.awaitRegistration(resource, restarted, WAIT);
+          long ms = (r.nanos() - restarted.nanos()) / 1_000_000;
           worst = Math.max(worst, ms);
           step("kubelet", String.format("re-registered %s after %d ms", resource, ms));
         }

@@ -17,10 +17,10 @@ import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
@@ -154,11 +154,11 @@ class FpgaPluginTest {
     kubelet.awaitRegistration(RES_A, WAIT);
     kubelet.awaitRegistration(RES_B, WAIT);
 
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
 
-    Registration again = kubelet.awaitRegistrationAfter(RES_A, restarted, WAIT);
-    kubelet.awaitRegistrationAfter(RES_B, restarted, WAIT);
-    assertThat(again.at()).isAfterOrEqualTo(restarted);
+    Registration again = kubelet.awaitRegistration(RES_A, restarted, WAIT);
+    kubelet.awaitRegistration(RES_B, restarted, WAIT);
+    assertThat(again.isAfter(restarted)).isTrue();
     // The restarted kubelet knows the devices again once the new ListAndWatch delivered them.
     kubelet.awaitDevices(
         RES_A, d -> d.size() == 2 && d.stream().allMatch(DeviceState::healthy), WAIT);

@@ -11,11 +11,11 @@ import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.PodRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
@@ -144,10 +144,10 @@ class InfinibandPluginTest {
     kubelet.awaitRegistration(EXCLUSIVE, WAIT);
     kubelet.awaitRegistration(SHARED, WAIT);
 
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
 
-    kubelet.awaitRegistrationAfter(EXCLUSIVE, restarted, WAIT);
-    kubelet.awaitRegistrationAfter(SHARED, restarted, WAIT);
+    kubelet.awaitRegistration(EXCLUSIVE, restarted, WAIT);
+    kubelet.awaitRegistration(SHARED, restarted, WAIT);
     // The restarted kubelet knows the devices again once the new ListAndWatch delivered them.
     kubelet.awaitDevices(SHARED, d -> d.size() == 6 && unhealthy(d).isEmpty(), WAIT);
     kubelet.awaitDevices(EXCLUSIVE, d -> d.size() == 4 && unhealthy(d).isEmpty(), WAIT);

@@ -8,10 +8,10 @@ import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -153,10 +153,10 @@ class NicPluginTest {
     kubelet.awaitRegistration(NET, WAIT);
     kubelet.awaitRegistration(DPDK, WAIT);
 
-    Instant restarted = kubelet.restart();
+    Mark restarted = kubelet.restart();
 
-    kubelet.awaitRegistrationAfter(NET, restarted, WAIT);
-    kubelet.awaitRegistrationAfter(DPDK, restarted, WAIT);
+    kubelet.awaitRegistration(NET, restarted, WAIT);
+    kubelet.awaitRegistration(DPDK, restarted, WAIT);
     // The restarted kubelet knows the devices again once the new ListAndWatch delivered them.
     kubelet.awaitDevices(
         NET, d -> d.size() == 4 && d.stream().allMatch(DeviceState::healthy), WAIT);

@@ -135,7 +135,7 @@ class PluginProcessTest {
         Mark t1 = kubelet.mark();
         third = node.start(plugin, kubelet.pluginDir(), tmp.resolve("third.log"));
         Registration taken =
-            awaitRegistrationAfter(kubelet, plugin.resource, t1, third, tmp.resolve("third.log"));
+            awaitRegistrationSince(kubelet, plugin.resource, t1, third, tmp.resolve("third.log"));
         double takeOverMs = (taken.nanos() - t1.nanos()) / 1e6;
         third.destroy();
         assertThat(third.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -159,10 +159,10 @@ class PluginProcessTest {
 
   static Registration awaitRegistration(FakeKubelet kubelet, String resource, Process p, Path log)
       throws IOException {
-    return awaitRegistrationAfter(kubelet, resource, new Mark(0, 0, Instant.EPOCH), p, log);
+    return awaitRegistrationSince(kubelet, resource, new Mark(0, 0, Instant.EPOCH), p, log);
   }
 
-  static Registration awaitRegistrationAfter(
+  static Registration awaitRegistrationSince(
       FakeKubelet kubelet, String resource, Mark after, Process p, Path log) throws IOException {
     try {
       return kubelet.awaitRegistration(resource, after, START);

@@ -19,7 +19,6 @@ import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -161,19 +160,19 @@ class ListAndWatchTest {
   /** Cancels the stream; returns ms until the new stream delivered the backend's current list. */
   private static double cancelOnce(FakeKubelet kubelet, ScriptedBackend backend) {
     List<Device> current = backend.current();
-    Instant t = Instant.now();
+    Mark t = kubelet.mark();
     kubelet.cancelListAndWatch(RESOURCE);
     KubeletEvent first =
         kubelet.awaitEvent(
+            t,
             e ->
                 e.kind() == KubeletEvent.Kind.LIST_AND_WATCH
-                    && e.outcome() == KubeletEvent.Outcome.OK
-                    && !e.time().isBefore(t),
+                    && e.outcome() == KubeletEvent.Outcome.OK,
             STEP);
     assertThat(sameAs(kubelet.devices(RESOURCE), current))
         .as("the new stream's list is the current one")
         .isTrue();
-    return Duration.between(t, first.time()).toNanos() / 1e6;
+    return (first.nanos() - t.nanos()) / 1e6;
   }
 
   static List<Device> flip(List<Device> devices, int index) {

@@ -26,7 +26,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -228,12 +227,11 @@ class ReliabilityRegressionTest {
       kubelet.awaitRegistration(RESOURCE, WAIT);
       await().atMost(WAIT).until(host::isReady);
       for (int i = 0; i < 300; i++) {
-        Instant t = Instant.now();
+        Mark t = kubelet.mark();
         kubelet.cancelListAndWatch(RESOURCE);
         kubelet.awaitEvent(
-            e ->
-                e.kind() == io.github.deviceplugin4j.testkit.KubeletEvent.Kind.LIST_AND_WATCH
-                    && !e.time().isBefore(t),
+            t,
+            e -> e.kind() == io.github.deviceplugin4j.testkit.KubeletEvent.Kind.LIST_AND_WATCH,
             WAIT);
       }
       int restarts = 40;

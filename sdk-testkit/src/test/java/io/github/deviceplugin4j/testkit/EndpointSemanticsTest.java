@@ -65,7 +65,8 @@ class EndpointSemanticsTest {
       assertThat(fromOld.endpoint()).contains(dir.resolve("a.sock").toString());
       assertThat(kubelet.devices(RES)).hasSize(2);
       // A correct handover: no moment without allocatable devices.
-      assertThat(kubelet.unhealthyWindows(RES, m)).isEmpty();
+      io.github.deviceplugin4j.testkit.assertj.KubeletAssertions.assertThat(kubelet)
+          .hasNoUnhealthyWindow(RES, m);
     }
   }
 

@@ -273,4 +273,45 @@ class PluginWatcherTest {
       assertThat(plugin.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
     }
   }
+
+  /**
+   * DeRegisterPlugin for a superseded plugin's socket disconnects that client and calls
+   * PluginDisconnected: the resource of the live plugin turns unhealthy and its endpoint stops.
+   */
+  @Test
+  void deletingASupersededRegistrySocketDisconnectsTheResource() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin a =
+            new TestPlugin(RES, dir.resolve("reg/a.sock"))
+                .devices(TestPlugin.healthyDevices(2))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start()) {
+      kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+      Mark before = kubelet.mark();
+      try (TestPlugin b =
+          new TestPlugin(RES, dir.resolve("reg/b.sock"))
+              .devices(TestPlugin.healthyDevices(2))
+              .pluginInfo(info(RES, "", "v1beta1"))
+              .start()) {
+        Registration rb = kubelet.awaitRegistration(RES, before, WAIT);
+        assertThat(rb.endpoint()).isEqualTo(b.socket().toString());
+        kubelet.awaitEvent(
+            before,
+            e ->
+                e.kind() == Kind.LIST_AND_WATCH
+                    && e.endpoint().orElse("").equals(b.socket().toString()),
+            WAIT);
+        Mark m = kubelet.mark();
+
+        Files.delete(a.socket());
+
+        KubeletEvent d = kubelet.awaitEvent(m, e -> e.kind() == Kind.DISCONNECT, WAIT);
+        assertThat(d.endpoint()).contains(a.socket().toString());
+        assertThat(kubelet.registration(RES)).isEmpty();
+        assertThat(kubelet.allocatable(RES)).isZero();
+        assertThat(b.openStreams()).isEqualTo(1);
+        assertThat(kubelet.unhealthyWindows(RES, m)).hasSize(1);
+      }
+    }
+  }
 }

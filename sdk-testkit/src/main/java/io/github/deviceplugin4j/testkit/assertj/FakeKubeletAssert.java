@@ -2,6 +2,8 @@ package io.github.deviceplugin4j.testkit.assertj;
 
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
+import io.github.deviceplugin4j.testkit.UnhealthyWindow;
 import java.util.List;
 import org.assertj.core.api.AbstractAssert;
 
@@ -82,6 +84,25 @@ public final class FakeKubeletAssert extends AbstractAssert<FakeKubeletAssert, F
     List<KubeletEvent> failed = actual.events().stream().filter(KubeletEvent::failed).toList();
     if (!failed.isEmpty()) {
       fail("expected no failed events but found %s", failed);
+    }
+    return this;
+  }
+
+  /**
+   * Since the mark, the resource never became unable to take a new pod (allocatable 0 or its
+   * endpoint stopped): what a plugin that re-registers while the kubelet runs must achieve.
+   *
+   * @param resource the resource name
+   * @param since a mark from {@link FakeKubelet#mark()}
+   * @return this
+   */
+  public FakeKubeletAssert hasNoUnhealthyWindow(String resource, Mark since) {
+    isNotNull();
+    List<UnhealthyWindow> windows = actual.unhealthyWindows(resource, since);
+    if (!windows.isEmpty()) {
+      fail(
+          "expected no unhealthy window of %s after event #%s but found %s",
+          resource, since.seq(), windows);
     }
     return this;
   }

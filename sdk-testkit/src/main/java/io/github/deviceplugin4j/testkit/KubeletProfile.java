@@ -19,6 +19,12 @@ package io.github.deviceplugin4j.testkit;
  *       the kubelet then calls {@code PluginDisconnected(resource)}: the whole resource turns
  *       unhealthy and its current endpoint is stopped until the next registration.
  * </ul>
+ *
+ * <p>What {@link #LATEST} models is the per-socket client bookkeeping of kubernetes#135437 with
+ * {@code PluginDisconnected} still keyed by resource name, as in the client code we read. If that
+ * change also scoped {@code PluginDisconnected} to the plugin instance, {@link #LATEST} is stricter
+ * than v1.37 there (it shows an outage v1.37 would not); a plugin that keeps no superseded
+ * connection to close passes either way, and must anyway on v1.26 to v1.36.
  */
 public enum KubeletProfile {
   /** Kubernetes v1.26: deletes every non-directory file on start; one client per resource. */

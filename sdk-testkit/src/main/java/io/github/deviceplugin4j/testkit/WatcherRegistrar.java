@@ -13,7 +13,10 @@ import io.github.deviceplugin4j.testkit.internal.SocketFiles;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,6 +32,8 @@ final class WatcherRegistrar {
   private final FakeKubelet k;
   // Guarded by k.lock.
   private final Map<Path, String> watcherPlugins = new LinkedHashMap<>();
+  // The file identity (inode) of each registered socket: the reconciler's timestamp stand-in.
+  private final Map<Path, Object> registeredKeys = new LinkedHashMap<>();
   private final Set<Path> watcherInFlight = new HashSet<>();
   private final Set<Path> watcherPending = new HashSet<>();
   private final Set<Path> removedWhileInFlight = new HashSet<>();
@@ -42,6 +47,7 @@ final class WatcherRegistrar {
   /** Forgets registered sockets (kubelet restart); the caller holds the lock. */
   void clear() {
     watcherPlugins.clear();
+    registeredKeys.clear();
     removedWhileInFlight.clear();
     incarnation++;
   }
@@ -67,7 +73,37 @@ final class WatcherRegistrar {
     }
   }
 
+  private static Object fileKey(Path socket) {
+    try {
+      return Files.readAttributes(socket, BasicFileAttributes.class).fileKey();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
   void register(Path socket) {
+    Object key = fileKey(socket);
+    boolean replaced;
+    k.lock.lock();
+    try {
+      if (k.closed) {
+        return;
+      }
+      Object registeredKey = registeredKeys.get(socket);
+      boolean registered = watcherPlugins.containsKey(socket) && !watcherInFlight.contains(socket);
+      if (registered && key != null && key.equals(registeredKey)) {
+        // The same socket seen again (a rescan): the reconciler sees nothing new.
+        return;
+      }
+      replaced = registered;
+    } finally {
+      k.lock.unlock();
+    }
+    if (replaced) {
+      // A new socket file at a registered path: the kubelet's reconciler unregisters the old
+      // plugin (DeRegisterPlugin, which disconnects a client) before it registers the new one.
+      removed(socket);
+    }
     k.lock.lock();
     try {
       if (k.closed) {
@@ -92,7 +128,7 @@ final class WatcherRegistrar {
     }
     boolean again;
     try {
-      registerNow(socket, begun);
+      registerNow(socket, begun, key);
     } finally {
       k.lock.lock();
       try {
@@ -107,7 +143,7 @@ final class WatcherRegistrar {
     }
   }
 
-  private void registerNow(Path socket, long begun) {
+  private void registerNow(Path socket, long begun, Object key) {
     ManagedChannel channel = k.transport.channel(socket);
     k.track(channel);
     try {
@@ -220,6 +256,9 @@ final class WatcherRegistrar {
       k.lock.lock();
       try {
         watcherPlugins.put(socket, name);
+        if (key != null) {
+          registeredKeys.put(socket, key);
+        }
         k.record(
             Kind.REGISTER,
             name,
@@ -287,6 +326,7 @@ final class WatcherRegistrar {
     k.lock.lock();
     try {
       String resource = watcherPlugins.remove(socket);
+      registeredKeys.remove(socket);
       if (resource == null && watcherInFlight.contains(socket)) {
         removedWhileInFlight.add(socket);
         k.record(

@@ -314,4 +314,42 @@ class PluginWatcherTest {
       }
     }
   }
+
+  /**
+   * A registry socket replaced by a new file (here an atomic rename: inotify reports only the
+   * create) is unregistered and registered again, as the kubelet's reconciler does when the
+   * socket's timestamp changes: the resource is disconnected in between.
+   */
+  @Test
+  void aReplacedRegistrySocketIsDeregisteredThenRegisteredAgain() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin old =
+            new TestPlugin(RES, dir.resolve("reg/w.sock"))
+                .devices(TestPlugin.healthyDevices(1))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start();
+        TestPlugin next =
+            new TestPlugin(RES, dir.resolve("reg/.next.sock"))
+                .devices(TestPlugin.healthyDevices(2))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start()) {
+      kubelet.awaitDevices(RES, l -> l.size() == 1, WAIT);
+      kubelet.awaitEvent(e -> e.kind() == Kind.NOTIFY_REGISTRATION_STATUS, WAIT);
+      Mark m = kubelet.mark();
+
+      Files.move(
+          next.socket(),
+          old.socket(),
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+
+      Registration again = kubelet.awaitRegistration(RES, m, WAIT);
+      KubeletEvent dereg = kubelet.awaitEvent(m, e -> e.kind() == Kind.DEREGISTER, WAIT);
+      KubeletEvent disconnect = kubelet.awaitEvent(m, e -> e.kind() == Kind.DISCONNECT, WAIT);
+      assertThat(dereg.seq()).isLessThan(again.seq());
+      assertThat(disconnect.seq()).isLessThan(again.seq());
+      kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+      assertThat(kubelet.unhealthyWindows(RES, m)).hasSize(1);
+    }
+  }
 }

@@ -65,7 +65,10 @@ import java.util.function.Supplier;
  *   Allocation a = kubelet.allocate("example.com/fpga", 1);    // [GetPreferredAllocation,] Allocate
  *   Mark m = kubelet.restart();                                // sockets deleted, served again
  *   kubelet.awaitRegistration("example.com/fpga", m, Duration.ofSeconds(5)); // after the mark
- *   assertThat(kubelet.unhealthyWindows("example.com/fpga", since)).isEmpty();
+ *   Mark before = kubelet.mark();
+ *   Files.delete(pluginSocket);                                // the plugin re-registers in place
+ *   kubelet.awaitRegistration("example.com/fpga", before, Duration.ofSeconds(5));
+ *   assertThat(kubelet.unhealthyWindows("example.com/fpga", before)).isEmpty(); // no outage
  * }
  * }</pre>
  *

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -45,7 +46,7 @@ final class ConformanceSuite {
     RECOMMENDED;
 
     String id() {
-      return name().toLowerCase(java.util.Locale.ROOT);
+      return name().toLowerCase(Locale.ROOT);
     }
   }
 
@@ -587,9 +588,12 @@ final class ConformanceSuite {
   }
 
   private String preferredAllocationValid() {
-    if (results.get(Check.PREFERRED_ALLOCATION) == null
-        || results.get(Check.PREFERRED_ALLOCATION).verdict() != Verdict.PASS) {
-      throw new CheckSkipped("preferred-allocation did not pass");
+    Result answered = results.get(Check.PREFERRED_ALLOCATION);
+    if (answered.verdict() == Verdict.SKIP) {
+      throw new CheckSkipped(answered.message());
+    }
+    if (answered.verdict() != Verdict.PASS) {
+      throw new CheckSkipped("GetPreferredAllocation failed (see preferred-allocation)");
     }
     if (preferredCorrection.isPresent()) {
       throw fail(preferredCorrection.get());

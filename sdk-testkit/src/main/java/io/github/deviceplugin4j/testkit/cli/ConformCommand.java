@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.testkit.cli;
 
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Check;
+import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Level;
 import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Result;
 import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Verdict;
 import java.io.IOException;
@@ -25,23 +26,26 @@ final class ConformCommand {
   static final String HELP =
       """
       fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
-                           [--register-timeout-seconds N] [--checks ID,...] [--verbose]
-                           -- COMMAND [ARG...]
+                           [--register-timeout-seconds N] [--checks ID,...] [--strict]
+                           [--verbose] -- COMMAND [ARG...]
 
         Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
         DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
-        plugin watcher), replacing {dir} and {registry} in its arguments, and runs the checks:
+        plugin watcher), replacing {dir} and {registry} in its arguments, and runs the checks
+        (required: the kubelet's contract; recommended: good practice it does not enforce):
       %s
-        Prints a report; writes JUnit XML with --junit-xml; exits 0 when every check passed,
-        1 when one failed, 2 on a usage error. --verbose echoes the plugin's output and prints
-        the kubelet's event log. The process gets SIGTERM at the end: start the plugin with exec
-        in a wrapper script so the signal reaches it.
+        A failed required check is FAIL; a failed recommended check is WARN, or FAIL with
+        --strict. Prints a report; writes JUnit XML with --junit-xml. Exit code: 0 when no
+        check failed (warnings allowed), 1 when one failed, 2 on a usage error. --verbose
+        echoes the plugin's output and prints the kubelet's event log. The process gets
+        SIGTERM at the end: start the plugin with exec in a wrapper script so the signal
+        reaches it.
       """;
 
   static String checkList() {
     StringBuilder b = new StringBuilder();
     for (Check c : Check.values()) {
-      b.append(String.format("    %-28s %s%n", c.id, c.title));
+      b.append(String.format("    %-28s %-11s %s%n", c.id, c.level.id(), c.title));
     }
     return b.toString();
   }
@@ -63,7 +67,7 @@ final class ConformCommand {
                 "--junit-xml",
                 "--register-timeout-seconds",
                 "--checks"),
-            Set.of("--verbose"));
+            Set.of("--verbose", "--strict"));
     if (a.command.isEmpty()) {
       throw new Args.UsageException("conform needs the plugin command after --");
     }
@@ -81,6 +85,7 @@ final class ConformCommand {
       }
     }
     boolean verbose = a.flag("--verbose");
+    boolean strict = a.flag("--strict");
     Path tempRoot = null;
     Path dir;
     if (a.get("--dir") != null) {
@@ -101,7 +106,9 @@ final class ConformCommand {
     env.put("DEVICE_PLUGIN_DIR", dir.toString());
     registry.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
 
-    FakeKubelet.Builder b = FakeKubelet.builder().pluginDir(dir);
+    // Like the kubelet, tolerate a GetPreferredAllocation answer that does not fit the request:
+    // preferred-allocation-valid reports it.
+    FakeKubelet.Builder b = FakeKubelet.builder().pluginDir(dir).strictPreferredAllocation(false);
     registry.ifPresent(b::registryDir);
     Instant started = Instant.now();
     List<Result> results;
@@ -117,7 +124,8 @@ final class ConformCommand {
                 plugin,
                 Optional.ofNullable(a.get("--resource")),
                 Duration.ofSeconds(a.number("--register-timeout-seconds", 10)),
-                selected);
+                selected,
+                strict);
         results = suite.run();
         resource = suite.resource();
       } finally {
@@ -133,7 +141,17 @@ final class ConformCommand {
     Duration total = Duration.between(started, Instant.now());
     boolean failed = results.stream().anyMatch(r -> r.verdict() == Verdict.FAIL);
     printReport(
-        command, dir, registry, resource, results, total, failed, eventLog, pluginOutput, verbose);
+        command,
+        dir,
+        registry,
+        resource,
+        results,
+        total,
+        failed,
+        strict,
+        eventLog,
+        pluginOutput,
+        verbose);
     if (a.get("--junit-xml") != null) {
       Path xml = Path.of(a.get("--junit-xml"));
       if (xml.getParent() != null) {
@@ -141,7 +159,7 @@ final class ConformCommand {
       }
       Files.writeString(
           xml,
-          JunitXml.write(resource, command, results, total, eventLog, pluginOutput),
+          JunitXml.write(resource, command, results, strict, total, eventLog, pluginOutput),
           StandardCharsets.UTF_8);
       out.println("JUnit XML: " + xml.toAbsolutePath());
     }
@@ -156,6 +174,7 @@ final class ConformCommand {
       List<Result> results,
       Duration total,
       boolean failed,
+      boolean strict,
       String eventLog,
       List<String> pluginOutput,
       boolean verbose) {
@@ -164,17 +183,34 @@ final class ConformCommand {
     out.println("  plugin directory: " + dir);
     registry.ifPresent(r -> out.println("  registry:         " + r + " (plugin watcher)"));
     out.println("  resource:         " + (resource == null ? "(none registered)" : resource));
+    out.println(
+        "  levels:           required checks fail the run; recommended checks "
+            + (strict ? "too (--strict)" : "warn (fail with --strict)"));
     out.println();
-    for (Result r : results) {
-      out.printf("  %-4s  %-28s %6d ms  %s%n", r.verdict(), r.check().id, r.millis(), r.message());
+    for (Level level : Level.values()) {
+      out.println("  " + level.id() + ":");
+      for (Result r : results) {
+        if (r.check().level == level) {
+          out.printf(
+              "  %-4s  %-28s %6d ms  %s%n", r.verdict(), r.check().id, r.millis(), r.message());
+        }
+      }
     }
-    long pass = results.stream().filter(r -> r.verdict() == Verdict.PASS).count();
-    long fail = results.stream().filter(r -> r.verdict() == Verdict.FAIL).count();
-    long skip = results.stream().filter(r -> r.verdict() == Verdict.SKIP).count();
+    long pass = count(results, Verdict.PASS);
+    long fail = count(results, Verdict.FAIL);
+    long warn = count(results, Verdict.WARN);
+    long skip = count(results, Verdict.SKIP);
     out.println();
     out.printf(
-        "Conformance %s: %d checks, %d passed, %d failed, %d skipped, in %.1f s%n",
-        failed ? "FAILED" : "PASSED", results.size(), pass, fail, skip, total.toMillis() / 1000.0);
+        "Conformance %s: %d checks, %d passed, %d failed, %d %s, %d skipped, in %.1f s%n",
+        failed ? "FAILED" : "PASSED",
+        results.size(),
+        pass,
+        fail,
+        warn,
+        warn == 1 ? "warning" : "warnings",
+        skip,
+        total.toMillis() / 1000.0);
     if (failed && !pluginOutput.isEmpty()) {
       out.println();
       out.println("Last lines of the plugin's output:");
@@ -185,6 +221,10 @@ final class ConformCommand {
       out.println(
           eventLog.lines().map(l -> "  " + l).collect(Collectors.joining(System.lineSeparator())));
     }
+  }
+
+  static long count(List<Result> results, Verdict verdict) {
+    return results.stream().filter(r -> r.verdict() == verdict).count();
   }
 
   /** Long arguments (class paths) shortened so the report stays readable. */

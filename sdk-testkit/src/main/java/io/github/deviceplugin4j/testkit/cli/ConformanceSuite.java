@@ -20,37 +20,100 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-/** The conformance checks, run in order against one plugin process and one fake kubelet. */
+/**
+ * The conformance checks, run in order against one plugin process and one fake kubelet.
+ *
+ * <p>Each check has a {@link Level}: {@link Level#REQUIRED} checks are the kubelet's contract (a
+ * plugin that fails one does not work, or stops working, on a node); {@link Level#RECOMMENDED}
+ * checks are good practice that the kubelet does not enforce (its own reference stub plugin, in
+ * kubernetes/kubernetes {@code pkg/kubelet/cm/devicemanager/plugin/v1beta1/stub.go}, fails some of
+ * them). A failed recommended check is a {@link Verdict#WARN}, or a {@link Verdict#FAIL} in strict
+ * mode.
+ */
 final class ConformanceSuite {
 
-  /** A check's id and what it verifies. */
+  /** How much a check matters. */
+  enum Level {
+    /** The kubelet's contract: a failure fails the run. */
+    REQUIRED,
+    /** Good practice the kubelet does not enforce: a failure warns, or fails in strict mode. */
+    RECOMMENDED;
+
+    String id() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** A check's id, level and what it verifies. */
   enum Check {
-    REGISTERS("registers", "registers with the kubelet"),
-    SERVES_BEFORE_REGISTERING("serves-before-registering", "serves its socket before registering"),
-    REGISTER_FIELDS("register-fields", "registration request is valid"),
-    OPTIONS_ANSWERED("options-answered", "answers GetDevicePluginOptions"),
-    INITIAL_LIST("initial-list", "first device list within 1 s, unique IDs, valid health"),
-    ALLOCATE_EACH_DEVICE("allocate-each-device", "every healthy device allocatable alone"),
-    PREFERRED_ALLOCATION("preferred-allocation", "GetPreferredAllocation answer is valid"),
-    UNKNOWN_DEVICE_REFUSED("unknown-device-refused", "refuses an unknown device ID"),
+    // Required: without an accepted registration the kubelet never creates the resource.
+    REGISTERS("registers", Level.REQUIRED, "registers with the kubelet"),
+    // Required: the kubelet dials the endpoint once (blocking, 10 s) right after Register; only a
+    // plugin that serves first is sure to be connected.
+    SERVES_BEFORE_REGISTERING(
+        "serves-before-registering", Level.REQUIRED, "serves its socket before registering"),
+    // Required: the kubelet refuses an unsupported version or an invalid resource name, and joins
+    // the endpoint to its plugin directory.
+    REGISTER_FIELDS("register-fields", Level.REQUIRED, "registration request is valid"),
+    // Required: the kubelet calls GetDevicePluginOptions on connect and drops the plugin on error.
+    OPTIONS_ANSWERED("options-answered", Level.REQUIRED, "answers GetDevicePluginOptions"),
+    // Required: the kubelet has no devices until the first list; duplicate IDs or bad health
+    // strings corrupt its accounting.
+    INITIAL_LIST(
+        "initial-list", Level.REQUIRED, "first device list within 1 s, unique IDs, valid health"),
+    // Required: the kubelet needs exactly one container response per request and hands paths,
+    // permissions, env names and CDI names to the runtime, which fails the container on bad ones;
+    // PreStartContainer must answer when pre_start_required is set (the kubelet cannot recover).
+    ALLOCATE_EACH_DEVICE(
+        "allocate-each-device", Level.REQUIRED, "every healthy device allocatable alone"),
+    // Required when advertised: an error status from GetPreferredAllocation fails the pod's
+    // admission (a wrong answer is tolerated: see preferred-allocation-valid).
+    PREFERRED_ALLOCATION(
+        "preferred-allocation", Level.REQUIRED, "GetPreferredAllocation answers without error"),
+    // Recommended: the kubelet keeps the valid part of a wrong answer and fills up the rest itself,
+    // so the plugin's preference is partly lost but nothing breaks.
+    PREFERRED_ALLOCATION_VALID(
+        "preferred-allocation-valid",
+        Level.RECOMMENDED,
+        "GetPreferredAllocation answer fits the request"),
+    // Recommended: the kubelet only sends IDs the plugin listed; the kubelet's reference stub
+    // plugin accepts any ID.
+    UNKNOWN_DEVICE_REFUSED(
+        "unknown-device-refused", Level.RECOMMENDED, "refuses an unknown device ID"),
+    // Recommended: the kubelet picks healthy devices, but may reuse an init container's devices
+    // without a health check; refusing protects workloads from broken hardware.
+    UNHEALTHY_DEVICE_REFUSED(
+        "unhealthy-device-refused", Level.RECOMMENDED, "refuses an unhealthy device ID"),
+    // Recommended: the real kubelet ends a stream only when it drops the whole connection, but a
+    // plugin that dies on a cancelled call dies on any transport hiccup too.
     KEEPS_SERVING_AFTER_CANCEL(
-        "keeps-serving-after-cancel", "serves after the stream is cancelled"),
+        "keeps-serving-after-cancel", Level.RECOMMENDED, "serves after the stream is cancelled"),
+    // Required: a kubelet restart deletes the plugin's socket; a plugin that does not serve and
+    // register again loses its resource for good.
     RE_REGISTERS_AFTER_RESTART(
-        "re-registers-after-restart", "re-registers within 5 s of a restart"),
-    LIST_UNDER_4MIB("list-under-4mib", "device lists stay under the 4 MiB limit"),
-    REMOVES_SOCKET_ON_SIGTERM("removes-socket-on-sigterm", "removes its socket on SIGTERM");
+        "re-registers-after-restart", Level.REQUIRED, "re-registers within 5 s of a restart"),
+    // Required: the kubelet receives with gRPC's 4 MiB limit; a larger list ends the stream and
+    // disconnects the resource.
+    LIST_UNDER_4MIB("list-under-4mib", Level.REQUIRED, "device lists stay under the 4 MiB limit"),
+    // Recommended: the kubelet deletes stale sockets itself on start; a stale socket only breaks
+    // the plugin's own next start ("address already in use") if it does not delete it first.
+    REMOVES_SOCKET_ON_SIGTERM(
+        "removes-socket-on-sigterm", Level.RECOMMENDED, "removes its socket on SIGTERM");
 
     final String id;
+    final Level level;
     final String title;
 
-    Check(String id, String title) {
+    Check(String id, Level level, String title) {
       this.id = id;
+      this.level = level;
       this.title = title;
     }
 
@@ -64,9 +127,13 @@ final class ConformanceSuite {
     }
   }
 
+  /** A check's outcome. */
   enum Verdict {
     PASS,
+    /** A required check failed, or a recommended one in strict mode. */
     FAIL,
+    /** A recommended check failed (not strict). */
+    WARN,
     SKIP
   }
 
@@ -83,21 +150,25 @@ final class ConformanceSuite {
   private final Optional<String> expectedResource;
   private final Duration registerTimeout;
   private final Set<Check> selected;
+  private final boolean strict;
   private final Map<Check, Result> results = new LinkedHashMap<>();
   private String resource;
   private Registration registration;
+  private Optional<String> preferredCorrection = Optional.empty();
 
   ConformanceSuite(
       FakeKubelet kubelet,
       PluginProcess plugin,
       Optional<String> expectedResource,
       Duration registerTimeout,
-      Set<Check> selected) {
+      Set<Check> selected,
+      boolean strict) {
     this.kubelet = kubelet;
     this.plugin = plugin;
     this.expectedResource = expectedResource;
     this.registerTimeout = registerTimeout;
     this.selected = selected;
+    this.strict = strict;
   }
 
   String resource() {
@@ -126,7 +197,9 @@ final class ConformanceSuite {
     run(Check.INITIAL_LIST, this::initialList);
     run(Check.ALLOCATE_EACH_DEVICE, this::allocateEachDevice);
     run(Check.PREFERRED_ALLOCATION, this::preferredAllocation);
+    run(Check.PREFERRED_ALLOCATION_VALID, this::preferredAllocationValid);
     run(Check.UNKNOWN_DEVICE_REFUSED, this::unknownDeviceRefused);
+    run(Check.UNHEALTHY_DEVICE_REFUSED, this::unhealthyDeviceRefused);
     run(Check.KEEPS_SERVING_AFTER_CANCEL, this::keepsServingAfterCancel);
     run(Check.RE_REGISTERS_AFTER_RESTART, this::reRegistersAfterRestart);
     run(Check.LIST_UNDER_4MIB, this::listUnder4Mib);
@@ -173,6 +246,7 @@ final class ConformanceSuite {
       return true;
     }
     long t0 = System.nanoTime();
+    Verdict failed = check.level == Level.RECOMMENDED && !strict ? Verdict.WARN : Verdict.FAIL;
     Result r;
     try {
       String msg = body.run();
@@ -181,14 +255,14 @@ final class ConformanceSuite {
       r = new Result(check, Verdict.SKIP, elapsed(t0), e.getMessage());
     } catch (CheckFailed e) {
       String note = check == Check.REMOVES_SOCKET_ON_SIGTERM ? "" : exitNote();
-      r = new Result(check, Verdict.FAIL, elapsed(t0), e.getMessage() + note);
+      r = new Result(check, failed, elapsed(t0), e.getMessage() + note);
     } catch (AssertionError e) {
-      r = new Result(check, Verdict.FAIL, elapsed(t0), firstLine(e.getMessage()) + exitNote());
+      r = new Result(check, failed, elapsed(t0), firstLine(e.getMessage()) + exitNote());
     } catch (Exception e) {
       r =
           new Result(
               check,
-              Verdict.FAIL,
+              failed,
               elapsed(t0),
               e.getClass().getSimpleName() + ": " + firstLine(e.getMessage()) + exitNote());
     }
@@ -219,6 +293,28 @@ final class ConformanceSuite {
     return new CheckFailed(message);
   }
 
+  // --- waiting on the fake kubelet ---------------------------------------------------------------
+  // The only two places the suite waits on the fake kubelet: a mark taken before acting, and waits
+  // for what happened at or after it, so a plugin that answers within microseconds is never missed.
+
+  /** Before anything the fake kubelet recorded. */
+  private static final Mark BEGINNING = new Mark(0, Long.MIN_VALUE, Instant.MIN);
+
+  /** A point in the fake kubelet's history: take it before acting, wait for what follows. */
+  private Mark mark() {
+    return kubelet.mark();
+  }
+
+  /** The first event at or after {@code mark} that matches; AssertionError on timeout. */
+  private KubeletEvent awaitEvent(Mark mark, Predicate<KubeletEvent> p, Duration timeout) {
+    return kubelet.awaitEvent(mark, p, timeout);
+  }
+
+  /** The first registration of the resource at or after {@code mark}; AssertionError on timeout. */
+  private Registration awaitRegistration(Mark mark, Duration timeout) {
+    return kubelet.awaitRegistration(resource, mark, timeout);
+  }
+
   // --- checks ----------------------------------------------------------------------------------
 
   private String registers() {
@@ -232,7 +328,7 @@ final class ConformanceSuite {
       Optional<KubeletEvent> found = kubelet.events().stream().filter(ok).findFirst();
       if (found.isPresent()) {
         resource = found.get().resource();
-        registration = kubelet.awaitRegistration(resource, Duration.ofSeconds(1));
+        registration = awaitRegistration(BEGINNING, Duration.ofSeconds(1));
         return "registered "
             + resource
             + " in "
@@ -259,7 +355,7 @@ final class ConformanceSuite {
                 + rejections());
       }
       try {
-        kubelet.awaitEvent(ok, Duration.ofNanos(Math.min(left, 100_000_000L)));
+        awaitEvent(BEGINNING, ok, Duration.ofNanos(Math.min(left, 100_000_000L)));
       } catch (AssertionError timeoutSlice) {
         // check the process and the deadline again
       }
@@ -281,11 +377,9 @@ final class ConformanceSuite {
    */
   private void settle() {
     try {
-      kubelet.awaitEvent(
-          e ->
-              e.kind() == Kind.LIST_AND_WATCH
-                  && e.resource().equals(resource)
-                  && !e.time().isBefore(registration.at()),
+      awaitEvent(
+          registration.at(),
+          e -> e.kind() == Kind.LIST_AND_WATCH && e.resource().equals(resource),
           INITIAL_LIST_LIMIT.multipliedBy(3));
     } catch (AssertionError e) {
       // the initial-list check reports this
@@ -307,7 +401,7 @@ final class ConformanceSuite {
     Optional<KubeletEvent> notReady =
         kubelet.events().stream()
             .filter(e -> e.kind() == Kind.ENDPOINT_NOT_READY && e.resource().equals(resource))
-            .filter(e -> !e.time().isAfter(registration.at()))
+            .filter(e -> e.seq() <= registration.seq())
             .findFirst();
     if (notReady.isPresent()) {
       throw fail(notReady.get().detail());
@@ -380,7 +474,8 @@ final class ConformanceSuite {
     KubeletEvent first;
     try {
       first =
-          kubelet.awaitEvent(
+          awaitEvent(
+              BEGINNING,
               e ->
                   e.kind() == Kind.LIST_AND_WATCH
                       && e.outcome() == Outcome.OK
@@ -392,7 +487,7 @@ final class ConformanceSuite {
               + INITIAL_LIST_LIMIT.toMillis()
               + " ms of the registration; the kubelet has no devices until the first list");
     }
-    long after = Duration.between(registration.at(), first.time()).toMillis();
+    long after = (first.nanos() - registration.nanos()) / 1_000_000;
     if (after > INITIAL_LIST_LIMIT.toMillis()) {
       throw fail("the first device list came " + after + " ms after the registration");
     }
@@ -463,13 +558,48 @@ final class ConformanceSuite {
       throw new CheckSkipped("the plugin reports no healthy devices");
     }
     int n = Math.min(2, healthy.size());
+    Mark before = mark();
     try {
       Allocation a = kubelet.allocate(resource, n);
       kubelet.release(a.podUid());
-      return "asked for " + n + " of " + healthy.size() + ", got " + a.deviceIds();
+      preferredCorrection = correction(before);
+      return "asked for "
+          + n
+          + " of "
+          + healthy.size()
+          + ", got "
+          + a.deviceIds()
+          + preferredCorrection.map(c -> "; note: the kubelet corrected the answer").orElse("");
     } catch (AllocationException e) {
       throw fail(e.getMessage());
     }
+  }
+
+  /** What the kubelet had to correct in a GetPreferredAllocation answer since the mark. */
+  private Optional<String> correction(Mark since) {
+    return kubelet.events().stream()
+        .filter(
+            e ->
+                e.kind() == Kind.GET_PREFERRED_ALLOCATION
+                    && e.resource().equals(resource)
+                    && e.outcome() == Outcome.INFO
+                    && e.isAfter(since))
+        .map(KubeletEvent::detail)
+        .findFirst();
+  }
+
+  private String preferredAllocationValid() {
+    Result answered = results.get(Check.PREFERRED_ALLOCATION);
+    if (answered.verdict() == Verdict.SKIP) {
+      throw new CheckSkipped(answered.message());
+    }
+    if (answered.verdict() != Verdict.PASS) {
+      throw new CheckSkipped("GetPreferredAllocation failed (see preferred-allocation)");
+    }
+    if (preferredCorrection.isPresent()) {
+      throw fail(preferredCorrection.get());
+    }
+    return "the answer had the requested size, IDs from available_deviceIDs, no repeats";
   }
 
   private String unknownDeviceRefused() {
@@ -491,16 +621,40 @@ final class ConformanceSuite {
     throw fail("Allocate accepted the unknown device ID \"" + UNKNOWN_ID + "\"");
   }
 
+  private String unhealthyDeviceRefused() {
+    Optional<String> unhealthy =
+        kubelet.devices(resource).stream()
+            .filter(d -> !d.healthy())
+            .map(DeviceState::id)
+            .findFirst();
+    if (unhealthy.isEmpty()) {
+      throw new CheckSkipped("the plugin reports no unhealthy devices");
+    }
+    try {
+      Allocation a = kubelet.allocate(resource, unhealthy.get());
+      kubelet.release(a.podUid());
+    } catch (AllocationException e) {
+      if (e.reason() != AllocationException.Reason.RPC_FAILED) {
+        throw fail(e.getMessage());
+      }
+      return "refused " + unhealthy.get() + " with " + e.code() + ": " + e.description();
+    }
+    throw fail(
+        "Allocate accepted the unhealthy device \""
+            + unhealthy.get()
+            + "\" (its container would get a device the plugin reports as broken)");
+  }
+
   private String keepsServingAfterCancel() {
-    Instant before = Instant.now();
+    Mark before = mark();
     kubelet.cancelListAndWatch(resource);
     try {
-      kubelet.awaitEvent(
+      awaitEvent(
+          before,
           e ->
               e.kind() == Kind.LIST_AND_WATCH
                   && e.resource().equals(resource)
-                  && e.outcome() == Outcome.OK
-                  && !e.time().isBefore(before),
+                  && e.outcome() == Outcome.OK,
           INITIAL_LIST_LIMIT);
     } catch (AssertionError e) {
       throw fail(
@@ -525,10 +679,12 @@ final class ConformanceSuite {
   }
 
   private String reRegistersAfterRestart() {
+    // restart() returns a mark taken before it acts: a plugin that registers again within
+    // microseconds of kubelet.sock being served is still seen.
     Mark restarted = kubelet.restart();
     Registration again;
     try {
-      again = kubelet.awaitRegistration(resource, restarted, RESTART_LIMIT);
+      again = awaitRegistration(restarted, RESTART_LIMIT);
     } catch (AssertionError e) {
       throw fail(
           "no registration within "
@@ -536,7 +692,7 @@ final class ConformanceSuite {
               + " s after the kubelet restarted (its socket was deleted and served again)");
     }
     registration = again;
-    long ms = (again.nanos() - restarted.nanos()) / 1_000_000;
+    long ms = Math.max(0, (again.nanos() - restarted.nanos()) / 1_000_000);
     return "re-registered " + ms + " ms after the restart";
   }
 

@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.testkit.cli;
 
+import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Level;
 import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Result;
 import io.github.deviceplugin4j.testkit.cli.ConformanceSuite.Verdict;
 import java.time.Duration;
@@ -8,65 +9,127 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
 
-/** JUnit XML (the Ant/Surefire format CI servers read) for a conformance run. */
+/**
+ * JUnit XML (the Ant/Surefire format CI servers read) for a conformance run.
+ *
+ * <p>The shape: a {@code <testsuites>} root with one {@code <testsuite>} per level, named {@code
+ * device-plugin-conformance.required} and {@code device-plugin-conformance.recommended}; each
+ * {@code <testcase>} has {@code classname} equal to its suite's name and a {@code level} property.
+ * A failed required check is a {@code <failure>}; a failed recommended check is a {@code <skipped
+ * message="recommended: ...">} with the message in {@code <system-out>} too, or a {@code <failure>}
+ * in strict mode. The kubelet's event log and the plugin's last output lines are the required
+ * suite's {@code <system-out>}.
+ */
 final class JunitXml {
+  static final String SUITE = "device-plugin-conformance";
+
   private JunitXml() {}
 
   static String write(
       String resource,
       List<String> command,
       List<Result> results,
+      boolean strict,
       Duration total,
       String eventLog,
       List<String> pluginOutput) {
-    long failures = results.stream().filter(r -> r.verdict() == Verdict.FAIL).count();
-    long skipped = results.stream().filter(r -> r.verdict() == Verdict.SKIP).count();
     StringBuilder b = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    b.append("<testsuite name=\"device-plugin-conformance\"")
+    b.append("<testsuites")
+        .append(attr("name", SUITE))
         .append(attr("tests", String.valueOf(results.size())))
-        .append(attr("failures", String.valueOf(failures)))
+        .append(attr("failures", String.valueOf(count(results, Verdict.FAIL))))
         .append(attr("errors", "0"))
-        .append(attr("skipped", String.valueOf(skipped)))
+        .append(attr("skipped", String.valueOf(skippedInXml(results))))
         .append(attr("time", seconds(total.toMillis())))
-        .append(attr("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString()))
         .append(">\n");
-    b.append("  <properties>\n");
-    b.append("    <property name=\"resource\"")
-        .append(attr("value", resource == null ? "" : resource))
-        .append("/>\n");
-    b.append("    <property name=\"command\"")
-        .append(attr("value", String.join(" ", command)))
-        .append("/>\n");
-    b.append("  </properties>\n");
-    for (Result r : results) {
-      b.append("  <testcase")
-          .append(attr("classname", "device-plugin-conformance"))
-          .append(attr("name", r.check().id + ": " + r.check().title))
-          .append(attr("time", seconds(r.millis())));
-      switch (r.verdict()) {
-        case PASS ->
-            b.append(">\n    <system-out>")
-                .append(text(r.message()))
-                .append("</system-out>\n  </testcase>\n");
-        case FAIL ->
-            b.append(">\n    <failure")
-                .append(attr("message", r.message()))
-                .append(attr("type", "ConformanceFailure"))
-                .append(">")
-                .append(text(r.message()))
-                .append("</failure>\n  </testcase>\n");
-        case SKIP ->
-            b.append(">\n    <skipped")
-                .append(attr("message", r.message()))
-                .append("/>\n  </testcase>\n");
+    String timestamp = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    for (Level level : Level.values()) {
+      List<Result> rs = results.stream().filter(r -> r.check().level == level).toList();
+      String name = SUITE + "." + level.id();
+      b.append("  <testsuite")
+          .append(attr("name", name))
+          .append(attr("tests", String.valueOf(rs.size())))
+          .append(attr("failures", String.valueOf(count(rs, Verdict.FAIL))))
+          .append(attr("errors", "0"))
+          .append(attr("skipped", String.valueOf(skippedInXml(rs))))
+          .append(attr("time", seconds(rs.stream().mapToLong(Result::millis).sum())))
+          .append(attr("timestamp", timestamp))
+          .append(">\n");
+      b.append("    <properties>\n");
+      property(b, "    ", "level", level.id());
+      property(b, "    ", "strict", String.valueOf(strict));
+      property(b, "    ", "resource", resource == null ? "" : resource);
+      property(b, "    ", "command", String.join(" ", command));
+      b.append("    </properties>\n");
+      for (Result r : rs) {
+        testcase(b, name, r);
       }
+      if (level == Level.REQUIRED) {
+        b.append("    <system-out>")
+            .append(
+                text(
+                    eventLog
+                        + "\n\nplugin output (last lines):\n"
+                        + String.join("\n", pluginOutput)))
+            .append("</system-out>\n");
+      }
+      b.append("  </testsuite>\n");
     }
-    b.append("  <system-out>")
-        .append(
-            text(eventLog + "\n\nplugin output (last lines):\n" + String.join("\n", pluginOutput)))
-        .append("</system-out>\n");
-    b.append("</testsuite>\n");
+    b.append("</testsuites>\n");
     return b.toString();
+  }
+
+  private static void testcase(StringBuilder b, String classname, Result r) {
+    b.append("    <testcase")
+        .append(attr("classname", classname))
+        .append(attr("name", r.check().id + ": " + r.check().title))
+        .append(attr("time", seconds(r.millis())))
+        .append(">\n");
+    b.append("      <properties>\n");
+    property(b, "      ", "level", r.check().level.id());
+    property(b, "      ", "verdict", r.verdict().name());
+    b.append("      </properties>\n");
+    switch (r.verdict()) {
+      case PASS -> {}
+      case FAIL ->
+          b.append("      <failure")
+              .append(attr("message", r.message()))
+              .append(
+                  attr(
+                      "type",
+                      r.check().level == Level.REQUIRED
+                          ? "ConformanceFailure"
+                          : "RecommendedConformanceFailure"))
+              .append(">")
+              .append(text(r.message()))
+              .append("</failure>\n");
+      case WARN ->
+          b.append("      <skipped")
+              .append(attr("message", "recommended: " + r.message()))
+              .append("/>\n");
+      case SKIP -> b.append("      <skipped").append(attr("message", r.message())).append("/>\n");
+    }
+    b.append("      <system-out>")
+        .append(text((r.verdict() == Verdict.WARN ? "WARN (recommended): " : "") + r.message()))
+        .append("</system-out>\n");
+    b.append("    </testcase>\n");
+  }
+
+  private static void property(StringBuilder b, String indent, String name, String value) {
+    b.append(indent)
+        .append("  <property")
+        .append(attr("name", name))
+        .append(attr("value", value))
+        .append("/>\n");
+  }
+
+  private static long count(List<Result> results, Verdict verdict) {
+    return results.stream().filter(r -> r.verdict() == verdict).count();
+  }
+
+  /** Skipped checks and warnings: both are written as {@code <skipped>}. */
+  private static long skippedInXml(List<Result> results) {
+    return count(results, Verdict.SKIP) + count(results, Verdict.WARN);
   }
 
   private static String seconds(long millis) {

@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.testkit.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.testkit.plugin.RawPluginMain;
+import io.github.deviceplugin4j.testkit.plugin.ReferenceStubPluginMain;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -10,23 +11,44 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
 
 /**
- * Runs {@code fake-kubelet conform} (in this JVM) against the raw grpc-java test plugin started as
- * a separate JVM by command line: the correct plugin passes every check, and each deliberately
- * broken variant fails exactly the check meant to catch it.
+ * Runs {@code fake-kubelet conform} (in this JVM) against raw grpc-java test plugins started as
+ * separate JVMs by command line: the correct plugin passes every check; each deliberately broken
+ * variant fails (required) or warns about (recommended) exactly the check meant to catch it; a
+ * plugin that behaves like the kubelet's own reference stub passes every required check.
  */
 class ConformanceTest {
   @TempDir Path tmp;
 
+  /**
+   * Long enough for a JVM to start and register on a loaded 2-core runner; only the plugin that
+   * never registers (options-error) waits for all of it.
+   */
+  static final String REGISTER_TIMEOUT_SECONDS = "15";
+
   record Run(int exitCode, String output) {}
 
   static List<String> pluginCommand(String... args) {
+    return javaCommand(RawPluginMain.class, args);
+  }
+
+  static List<String> stubPluginCommand(String... args) {
+    return javaCommand(ReferenceStubPluginMain.class, args);
+  }
+
+  private static List<String> javaCommand(Class<?> main, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-XX:TieredStopAtLevel=1");
@@ -34,7 +56,7 @@ class ConformanceTest {
     cmd.add("-Xss512k");
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
-    cmd.add(RawPluginMain.class.getName());
+    cmd.add(main.getName());
     cmd.addAll(List.of(args));
     return cmd;
   }
@@ -64,27 +86,127 @@ class ConformanceTest {
     Run run =
         conform(
             List.of("--dir", tmp.resolve("dp").toString(), "--junit-xml", xml.toString()),
-            pluginCommand("--devices", "4"));
+            pluginCommand("--devices", "5", "--unhealthy", "1"));
     assertThat(run.exitCode()).as(run.output()).isZero();
     for (ConformanceSuite.Check c : ConformanceSuite.Check.values()) {
       assertThat(run.output()).containsPattern("PASS  " + c.id + " ");
     }
     assertThat(run.output())
-        .contains("Conformance PASSED: 12 checks, 12 passed, 0 failed, 0 skipped")
+        .contains("refused dev-4 with FAILED_PRECONDITION: device dev-4 is unknown or unhealthy")
+        .contains("Conformance PASSED: 14 checks, 14 passed, 0 failed, 0 warnings, 0 skipped")
         .containsPattern("re-registered \\d+ ms after the restart")
         .contains("4 of 4 healthy devices allocated alone");
     String report = Files.readString(xml);
     assertThat(report)
-        .contains("<testsuite name=\"device-plugin-conformance\" tests=\"12\" failures=\"0\"")
+        .contains("<testsuites name=\"device-plugin-conformance\" tests=\"14\" failures=\"0\"")
         .contains("name=\"re-registers-after-restart: re-registers within 5 s of a restart\"")
         .doesNotContain("<failure");
-    assertThat(
-            javax.xml.parsers.DocumentBuilderFactory.newInstance()
-                .newDocumentBuilder()
-                .parse(xml.toFile())
-                .getElementsByTagName("testcase")
-                .getLength())
-        .isEqualTo(12);
+    Document doc = parse(xml);
+    assertThat(doc.getElementsByTagName("testcase").getLength()).isEqualTo(14);
+    assertThat(testcases(doc, "device-plugin-conformance.required")).hasSize(9);
+    assertThat(testcases(doc, "device-plugin-conformance.recommended")).hasSize(5);
+  }
+
+  static Document parse(Path xml) throws Exception {
+    return DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(xml.toFile());
+  }
+
+  /** The testcase elements of the testsuite with this name, by check id. */
+  static Map<String, Element> testcases(Document doc, String suite) {
+    Map<String, Element> out = new LinkedHashMap<>();
+    NodeList suites = doc.getElementsByTagName("testsuite");
+    for (int i = 0; i < suites.getLength(); i++) {
+      Element s = (Element) suites.item(i);
+      if (s.getAttribute("name").equals(suite)) {
+        NodeList cases = s.getElementsByTagName("testcase");
+        for (int j = 0; j < cases.getLength(); j++) {
+          Element c = (Element) cases.item(j);
+          assertThat(c.getAttribute("classname")).isEqualTo(suite);
+          out.put(c.getAttribute("name").replaceFirst(":.*", ""), c);
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void aPluginLikeTheKubeletsReferenceStubPassesEveryRequiredCheckWithWarnings() throws Exception {
+    Path xml = tmp.resolve("stub.xml");
+    Run run =
+        conform(
+            List.of("--dir", tmp.resolve("dp").toString(), "--junit-xml", xml.toString()),
+            stubPluginCommand("--devices", "3", "--unhealthy", "1", "--pre-start", "--preferred"));
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    for (ConformanceSuite.Check c : ConformanceSuite.Check.values()) {
+      if (c.level == ConformanceSuite.Level.REQUIRED) {
+        assertThat(run.output()).containsPattern("PASS  " + c.id + " ");
+      }
+    }
+    assertThat(run.output())
+        .containsPattern("WARN  unknown-device-refused .*accepted the unknown device ID")
+        .containsPattern("WARN  unhealthy-device-refused .*accepted the unhealthy device \"Dev-3\"")
+        .containsPattern("WARN  preferred-allocation-valid .*prefers 0 devices")
+        .containsPattern("PASS  keeps-serving-after-cancel ")
+        .containsPattern("PASS  removes-socket-on-sigterm ")
+        .contains(
+            "2 of 2 healthy devices allocated alone; every response well-formed;"
+                + " PreStartContainer answered")
+        .contains("Conformance PASSED: 14 checks, 11 passed, 0 failed, 3 warnings, 0 skipped");
+
+    Document doc = parse(xml);
+    Element root = doc.getDocumentElement();
+    assertThat(root.getTagName()).isEqualTo("testsuites");
+    assertThat(root.getAttribute("failures")).isEqualTo("0");
+    Map<String, Element> recommended = testcases(doc, "device-plugin-conformance.recommended");
+    Element warned = recommended.get("unknown-device-refused");
+    assertThat(warned.getElementsByTagName("failure").getLength()).isZero();
+    assertThat(((Element) warned.getElementsByTagName("skipped").item(0)).getAttribute("message"))
+        .startsWith("recommended: Allocate accepted the unknown device ID");
+    assertThat(property(warned, "level")).isEqualTo("recommended");
+    assertThat(property(warned, "verdict")).isEqualTo("WARN");
+    Element passed = testcases(doc, "device-plugin-conformance.required").get("registers");
+    assertThat(property(passed, "level")).isEqualTo("required");
+    assertThat(passed.getElementsByTagName("skipped").getLength()).isZero();
+  }
+
+  @Test
+  void strictTurnsTheReferenceStubsWarningsIntoFailures() throws Exception {
+    Path xml = tmp.resolve("strict.xml");
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--strict",
+                "--junit-xml",
+                xml.toString(),
+                "--checks",
+                "allocate-each-device,unknown-device-refused,removes-socket-on-sigterm"),
+            stubPluginCommand());
+    assertThat(run.exitCode()).as(run.output()).isEqualTo(1);
+    assertThat(run.output())
+        .containsPattern("PASS  allocate-each-device ")
+        .containsPattern("FAIL  unknown-device-refused .*accepted the unknown device ID")
+        .containsPattern("PASS  removes-socket-on-sigterm ")
+        .contains("recommended checks too (--strict)")
+        .contains("Conformance FAILED: 14 checks, 3 passed, 1 failed, 0 warnings, 10 skipped");
+    Element failed =
+        testcases(parse(xml), "device-plugin-conformance.recommended")
+            .get("unknown-device-refused");
+    assertThat(((Element) failed.getElementsByTagName("failure").item(0)).getAttribute("type"))
+        .isEqualTo("RecommendedConformanceFailure");
+    assertThat(failed.getElementsByTagName("skipped").getLength()).isZero();
+  }
+
+  private static String property(Element testcase, String name) {
+    NodeList props = testcase.getElementsByTagName("property");
+    for (int i = 0; i < props.getLength(); i++) {
+      Element p = (Element) props.item(i);
+      if (p.getAttribute("name").equals(name)) {
+        return p.getAttribute("value");
+      }
+    }
+    throw new AssertionError("no property " + name + " on " + testcase.getAttribute("name"));
   }
 
   @Test
@@ -103,10 +225,10 @@ class ConformanceTest {
     assertThat(run.output())
         .contains("(plugin watcher, endpoint " + tmp.resolve("reg/raw.sock"))
         .contains("plugin info accepted: type DevicePlugin")
-        .contains("Conformance PASSED: 12 checks, 12 passed");
+        .contains("Conformance PASSED: 14 checks, 13 passed, 0 failed, 0 warnings, 1 skipped");
   }
 
-  @ParameterizedTest(name = "--break {0} fails {1}")
+  @ParameterizedTest(name = "--break {0} fails the required check {1}")
   @CsvSource({
     "register-before-serving, serves-before-registering",
     "bad-register-first, register-fields",
@@ -114,13 +236,12 @@ class ConformanceTest {
     "slow-initial-list, initial-list",
     "duplicate-ids, initial-list",
     "bad-allocate-response, allocate-each-device",
-    "accept-unknown-ids, unknown-device-refused",
-    "die-on-cancel, keeps-serving-after-cancel",
     "no-reregister, re-registers-after-restart",
-    "oversize-list, list-under-4mib",
-    "keep-socket-on-sigterm, removes-socket-on-sigterm"
+    "oversize-list, list-under-4mib"
   })
-  void aBrokenPluginFailsTheCheckMeantToCatchIt(String mode, String check) {
+  void aBrokenPluginFailsTheRequiredCheckMeantToCatchIt(String mode, String check) {
+    assertThat(ConformanceSuite.Check.byId(check).orElseThrow().level)
+        .isEqualTo(ConformanceSuite.Level.REQUIRED);
     Run run =
         conform(
             List.of(
@@ -129,7 +250,7 @@ class ConformanceTest {
                 "--checks",
                 check,
                 "--register-timeout-seconds",
-                "3"),
+                REGISTER_TIMEOUT_SECONDS),
             pluginCommand("--break", mode));
     assertThat(run.exitCode()).as(run.output()).isEqualTo(1);
     assertThat(run.output()).containsPattern("FAIL  " + check + " ");
@@ -138,5 +259,31 @@ class ConformanceTest {
       // Only the check under test failed.
       assertThat(run.output()).contains(", 1 failed,");
     }
+  }
+
+  @ParameterizedTest(name = "--break {0} warns about the recommended check {1}")
+  @CsvSource({
+    "accept-unknown-ids, unknown-device-refused",
+    "die-on-cancel, keeps-serving-after-cancel",
+    "keep-socket-on-sigterm, removes-socket-on-sigterm"
+  })
+  void aBrokenPluginWarnsAboutTheRecommendedCheckMeantToCatchIt(String mode, String check) {
+    assertThat(ConformanceSuite.Check.byId(check).orElseThrow().level)
+        .isEqualTo(ConformanceSuite.Level.RECOMMENDED);
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--checks",
+                check,
+                "--register-timeout-seconds",
+                REGISTER_TIMEOUT_SECONDS),
+            pluginCommand("--break", mode));
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output())
+        .containsPattern("PASS  registers ")
+        .containsPattern("WARN  " + check + " ")
+        .contains("Conformance PASSED: 14 checks, 1 passed, 0 failed, 1 warning, 12 skipped");
   }
 }

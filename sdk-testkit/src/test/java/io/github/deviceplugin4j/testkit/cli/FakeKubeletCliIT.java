@@ -53,15 +53,15 @@ class FakeKubeletCliIT {
     System.out.println(output);
     assertThat(p.exitValue()).as(output).isZero();
     assertThat(output)
-        .contains("Conformance PASSED: 12 checks, 12 passed, 0 failed, 0 skipped")
+        .contains("Conformance PASSED: 14 checks, 13 passed, 0 failed, 0 warnings, 1 skipped")
         .doesNotContain("SLF4J")
         .doesNotContain("SO_KEEPALIVE");
     assertThat(Files.readString(tmp.resolve("out/conformance.xml")))
-        .contains("tests=\"12\" failures=\"0\"");
+        .contains("tests=\"14\" failures=\"0\"");
   }
 
   @Test
-  void conformExitsNonZeroForABrokenPlugin() throws Exception {
+  void conformStrictExitsNonZeroForAPluginThatFailsARecommendedCheck() throws Exception {
     List<String> cmd =
         script(
             "conform",
@@ -69,6 +69,7 @@ class FakeKubeletCliIT {
             tmp.resolve("dp").toString(),
             "--checks",
             "unknown-device-refused",
+            "--strict",
             "--");
     cmd.addAll(ConformanceTest.pluginCommand("--break", "accept-unknown-ids"));
     Process p = withJar(new ProcessBuilder(cmd)).redirectErrorStream(true).start();

@@ -16,8 +16,10 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -26,8 +28,10 @@ import java.util.concurrent.TimeUnit;
  * The test plugin as a program, run in its own JVM by the conformance tests: raw grpc-java, no SDK.
  * Reads {@code DEVICE_PLUGIN_DIR} (and {@code PLUGINS_REGISTRY_DIR} for plugin-watcher mode),
  * registers, re-registers when {@code kubelet.sock} is created again, and removes its socket on
- * SIGTERM. {@code --break MODE} makes it misbehave in one way, so each conformance check can be
- * shown to fail:
+ * SIGTERM. {@code --devices N} sets how many devices it lists (4); {@code --unhealthy K} makes the
+ * last K of them Unhealthy and {@code Allocate} refuse them (and unknown IDs) with
+ * FAILED_PRECONDITION. {@code --break MODE} makes it misbehave in one way, so each conformance
+ * check can be shown to fail:
  *
  * <ul>
  *   <li>{@code register-before-serving}: calls Register 1 s before it serves
@@ -61,7 +65,16 @@ public final class RawPluginMain {
     Path socket = watcher ? Path.of(registryEnv).resolve(name) : dir.resolve(name);
     Path kubeletSocket = dir.resolve("kubelet.sock");
 
-    List<Device> devices = TestPlugin.healthyDevices(count);
+    int unhealthy = Integer.parseInt(o.getOrDefault("--unhealthy", "0"));
+    List<Device> devices = new ArrayList<>(TestPlugin.healthyDevices(count));
+    Set<String> healthyIds = new HashSet<>();
+    for (int i = 0; i < count; i++) {
+      if (i >= count - unhealthy) {
+        devices.set(i, devices.get(i).toBuilder().setHealth("Unhealthy").build());
+      } else {
+        healthyIds.add(devices.get(i).getID());
+      }
+    }
     if (mode.equals("duplicate-ids")) {
       devices = new ArrayList<>(devices);
       devices.add(TestPlugin.device("dev-0", "Healthy", 0));
@@ -82,6 +95,9 @@ public final class RawPluginMain {
               .setEndpoint("")
               .addSupportedVersions("v1beta1")
               .build());
+    }
+    if (unhealthy > 0) {
+      plugin.allocateAnswer(req -> allocateHealthyOnly(req, healthyIds));
     }
     switch (mode) {
       case "options-error" ->
@@ -161,6 +177,28 @@ public final class RawPluginMain {
     } catch (RuntimeException e) {
       System.out.println("registration failed: " + e.getMessage());
     }
+  }
+
+  private static AllocateResponse allocateHealthyOnly(
+      io.github.deviceplugin4j.api.v1beta1.AllocateRequest req, Set<String> healthyIds) {
+    AllocateResponse.Builder b = AllocateResponse.newBuilder();
+    for (ContainerAllocateRequest c : req.getContainerRequestsList()) {
+      ContainerAllocateResponse.Builder r = ContainerAllocateResponse.newBuilder();
+      for (String id : c.getDevicesIdsList()) {
+        if (!healthyIds.contains(id)) {
+          throw Status.FAILED_PRECONDITION
+              .withDescription("device " + id + " is unknown or unhealthy")
+              .asRuntimeException();
+        }
+        r.addDevices(
+            DeviceSpec.newBuilder()
+                .setHostPath("/dev/" + id)
+                .setContainerPath("/dev/" + id)
+                .setPermissions("rw"));
+      }
+      b.addContainerResponses(r);
+    }
+    return b.build();
   }
 
   private static AllocateResponse acceptAnything(

@@ -366,9 +366,7 @@ class RegistrationTest {
     DevicePluginHost host =
         host(
             RegistrationMode.PLUGIN_WATCHER,
-            b ->
-                b.reRegistrationDelays(Duration.ofMillis(300), Duration.ofMillis(300))
-                    .retireGrace(Duration.ofMillis(500)),
+            b -> b.reRegistrationDelays(Duration.ofMillis(300), Duration.ofMillis(300)),
             TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT); // the plugin may not have heard back yet
     Instant deleted = Instant.now();

@@ -227,6 +227,9 @@ public final class HostEngine implements AutoCloseable {
       if (dir.equals(config.pluginDir()) && name.equals(EngineConfig.KUBELET_SOCKET)) {
         LOG.debug("{} created", dir.resolve(name));
         plugins.values().forEach(ResourcePlugin::kubeletSocketCreated);
+      } else if (dir.equals(config.pluginDir())) {
+        // perhaps a newer instance of a resource taking over (a rolling update)
+        plugins.values().forEach(p -> p.pluginDirFileCreated(name));
       }
     }
 

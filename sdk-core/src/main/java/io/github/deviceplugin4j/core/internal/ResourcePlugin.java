@@ -82,10 +82,15 @@ public final class ResourcePlugin implements PluginEndpoint {
   private long lastKickLog;
   // When the registration was lost (an outage), or -1.
   private long lostSinceNanos = -1;
+  // Handover (legacy mode): the serving lease, and what a newer instance did.
+  private Lease lease;
+  private boolean handoverPending;
+  private String newerInstance;
 
   // Read from any thread.
   private volatile RegistrationMode mode;
   private volatile SocketOwner owner;
+  private volatile boolean replaced;
   private volatile boolean watcherContacted;
   private volatile boolean registered;
   private volatile int registrations;
@@ -207,14 +212,150 @@ public final class ResourcePlugin implements PluginEndpoint {
    */
   public void start() {
     discovery.start();
+    boolean successor = false;
     try {
+      if (mode == RegistrationMode.LEGACY) {
+        successor = !takeLease();
+      }
       owner.replace();
     } catch (IOException e) {
       throw new ConfigurationException(
           "cannot serve " + name + " on " + owner.socket() + ": " + describe(e), e);
     }
     LOG.info("Serving {} on {} ({} mode)", name, owner.socket(), modeName());
+    if (successor) {
+      awaitHandover();
+    }
     requestRegistration("start", true);
+  }
+
+  /**
+   * Legacy mode: takes the serving lease, or, when another instance of this resource holds it (a
+   * rolling update with surge), prepares this instance's own socket name.
+   *
+   * @return true when this instance holds the lease
+   */
+  private boolean takeLease() throws IOException {
+    String canonical = EngineConfig.socketName(name);
+    lease = Lease.open(config.pluginDir(), canonical);
+    if (lease.tryAcquire()) {
+      return true;
+    }
+    String own = successorSocketName(canonical);
+    owner = new SocketOwner(config.pluginDir().resolve(own), shared, services(mode));
+    LOG.info(
+        "{}: another instance holds the lease {}; taking over: serving {} and registering it (the"
+            + " newest registration wins at the kubelet)",
+        name,
+        lease.path(),
+        own);
+    return false;
+  }
+
+  private static String successorSocketName(String canonical) {
+    String base = canonical.substring(0, canonical.length() - ".sock".length());
+    return base
+        + "-"
+        + java.util.HexFormat.of()
+            .toHexDigits(java.util.concurrent.ThreadLocalRandom.current().nextInt())
+        + ".sock";
+  }
+
+  /** Whether a file name is the socket of another instance of this resource. */
+  private boolean isOtherInstanceSocket(String fileName) {
+    String canonical = EngineConfig.socketName(name);
+    String base = canonical.substring(0, canonical.length() - ".sock".length());
+    return !fileName.equals(owner.socket().getFileName().toString())
+        && fileName.startsWith(base + "-")
+        && fileName.endsWith(".sock")
+        && fileName.length() == base.length() + 1 + 8 + ".sock".length()
+        && fileName.substring(base.length() + 1, base.length() + 9).matches("[0-9a-f]{8}");
+  }
+
+  private void awaitHandover() {
+    lease.acquireLater(name, () -> control.execute(this::leaseAcquired));
+  }
+
+  /** The previous instance is gone (it released the lease, or died): register again at once. */
+  private void leaseAcquired() {
+    if (closed) {
+      return;
+    }
+    LOG.info(
+        "{}: the previous instance released {}; registering again at once (the end of its"
+            + " connection made the kubelet disconnect the resource)",
+        name,
+        lease.path());
+    backoff.reset();
+    if (inFlight) {
+      handoverPending = true;
+      return;
+    }
+    requestRegistrationNow("handover");
+  }
+
+  /**
+   * A file was created in the plugin directory: a newer instance of this resource may have taken
+   * over.
+   *
+   * @param fileName the file's name
+   */
+  public void pluginDirFileCreated(String fileName) {
+    if (!fileName.endsWith(".sock")) {
+      return;
+    }
+    control.execute(
+        () -> {
+          if (!closed && isOtherInstanceSocket(fileName)) {
+            checkNewerInstance();
+          }
+        });
+  }
+
+  /**
+   * The lease holder is replaced while a newer instance of the resource serves its own socket; it
+   * then stops registering (the newer one is the kubelet's endpoint) but keeps its connections open
+   * until it stops: closing them would take the resource offline at the kubelet.
+   */
+  private void checkNewerInstance() {
+    if (mode != RegistrationMode.LEGACY || lease == null || !lease.held()) {
+      return;
+    }
+    String newer = liveOtherInstance();
+    if (newer != null && !replaced) {
+      replaced = true;
+      newerInstance = newer;
+      registered = false;
+      cancel(retry);
+      retry = null;
+      LOG.info(
+          "{}: a newer instance serves {} and registers it; this one stops registering and keeps"
+              + " its connections open until it is stopped (SIGTERM), then hands over",
+          name,
+          newer);
+    } else if (newer == null && replaced) {
+      replaced = false;
+      LOG.warn(
+          "{}: the newer instance ({}) is gone while this one still runs; registering again",
+          name,
+          newerInstance);
+      newerInstance = null;
+      backoff.reset();
+      requestRegistrationNow("newer instance gone");
+    }
+  }
+
+  private String liveOtherInstance() {
+    try (java.util.stream.Stream<Path> files = Files.list(config.pluginDir())) {
+      return files
+          .map(p -> p.getFileName().toString())
+          .filter(this::isOtherInstanceSocket)
+          .filter(f -> SocketFiles.isLive(config.pluginDir().resolve(f)))
+          .findFirst()
+          .orElse(null);
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   /**
@@ -239,6 +380,12 @@ public final class ResourcePlugin implements PluginEndpoint {
       closeNow();
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       closeNow();
+    }
+    // Last: a newer instance waiting for the lease registers again as soon as it is released,
+    // which must come after this instance's connections to the kubelet are closed.
+    Lease l = lease;
+    if (l != null) {
+      l.close();
     }
     discovery.stopBackend();
   }
@@ -278,7 +425,7 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @return registered and not closed
    */
   public boolean isReady() {
-    return registered && !closed;
+    return registered && !closed && !replaced;
   }
 
   /**
@@ -352,6 +499,12 @@ public final class ResourcePlugin implements PluginEndpoint {
             return;
           }
           owner.prune();
+          if (mode == RegistrationMode.LEGACY) {
+            checkNewerInstance();
+            if (replaced) {
+              return; // the newer instance is the kubelet's endpoint
+            }
+          }
           if (!owner.stillOurs()) {
             if (registered) {
               LOG.warn(
@@ -396,7 +549,7 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /** On the control executor: register now, or right after the attempt in flight. */
   private void requestRegistrationNow(String reason) {
-    if (closed) {
+    if (closed || replaced) {
       return;
     }
     if (inFlight) {
@@ -497,6 +650,14 @@ public final class ResourcePlugin implements PluginEndpoint {
     inFlight = false;
     registeredKubelet = kubelet;
     succeeded("API " + version + ", legacy Register on " + kubeletSocket);
+    if (handoverPending) {
+      // The previous instance went away during this Register: the kubelet may take its
+      // connection's end after this registration, so register once more.
+      handoverPending = false;
+      again = false;
+      attempt("handover");
+      return;
+    }
     // The socket is checked even when no event came: a file renamed over it raises none.
     boolean socketGone = !owner.stillOurs();
     if (again || socketGone) {
@@ -699,6 +860,13 @@ public final class ResourcePlugin implements PluginEndpoint {
     mode = RegistrationMode.LEGACY;
     owner = new SocketOwner(socketPath(RegistrationMode.LEGACY), shared, services(mode));
     watcherSocket.close();
+    try {
+      if (!takeLease()) {
+        awaitHandover();
+      }
+    } catch (IOException e) {
+      LOG.warn("{}: cannot open the serving lease: {}", name, describe(e));
+    }
     backoff.reset();
     requestRegistrationNow("fallback to legacy registration");
   }

@@ -110,7 +110,15 @@ class HandoverTest {
     fresh.close(); // the rollout was aborted
 
     await().atMost(WAIT).until(old::isReady);
-    assertThat(Path.of(kubelet.registration(RESOURCE).orElseThrow().endpoint()))
-        .isEqualTo(old.status(RESOURCE).socket());
+    Path oldSocket = old.status(RESOURCE).socket();
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                kubelet
+                    .registration(RESOURCE)
+                    .map(r -> Path.of(r.endpoint()).equals(oldSocket))
+                    .orElse(false));
+    kubelet.awaitDevices(RESOURCE, d -> d.size() == 1 && d.get(0).healthy(), WAIT);
   }
 }

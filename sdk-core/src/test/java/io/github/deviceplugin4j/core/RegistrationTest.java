@@ -506,12 +506,11 @@ class RegistrationTest {
     await().atMost(WAIT).until(() -> !host.isReady());
     Files.createDirectories(pluginDir());
     Instant restarted = kubelet.restart();
-    try (var files = Files.list(gone)) {
-      for (Path p : files.toList()) {
+    try (var files = Files.walk(gone)) { // the lease directory inside too
+      for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
     }
-    Files.delete(gone);
 
     kubelet.awaitRegistrationAfter(RESOURCE, restarted, WAIT);
     await().atMost(WAIT).until(host::isReady);

@@ -251,6 +251,9 @@ public final class HostEngine implements AutoCloseable {
     @Override
     public void rescan(Path dir) {
       safetyCheck();
+      if (dir.equals(config.pluginDir())) {
+        plugins.values().forEach(ResourcePlugin::rescanInstances);
+      }
       // Events were lost (overflow) or the directory came back: a kubelet.sock present now counts
       // as created, so a registration waiting for its backoff goes ahead at once.
       if (Files.exists(

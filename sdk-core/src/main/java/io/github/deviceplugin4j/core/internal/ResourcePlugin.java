@@ -312,6 +312,16 @@ public final class ResourcePlugin implements PluginEndpoint {
         });
   }
 
+  /** Events may have been missed in the plugin directory: look for a newer instance. */
+  public void rescanInstances() {
+    control.execute(
+        () -> {
+          if (!closed) {
+            checkNewerInstance();
+          }
+        });
+  }
+
   /**
    * The lease holder is replaced while a newer instance of the resource serves its own socket; it
    * then stops registering (the newer one is the kubelet's endpoint) but keeps its connections open
@@ -499,8 +509,8 @@ public final class ResourcePlugin implements PluginEndpoint {
             return;
           }
           owner.prune();
-          if (mode == RegistrationMode.LEGACY) {
-            checkNewerInstance();
+          if (replaced) {
+            checkNewerInstance(); // still there? (a newer one is found by its file event)
             if (replaced) {
               return; // the newer instance is the kubelet's endpoint
             }

@@ -60,6 +60,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final RequestHandler requests;
   private final Discovery discovery;
   private final LegacyRegister legacy;
+  private final InstanceSockets instances;
   private final Backoff backoff;
   private final RateLimitedLog registerLog;
   private final RateLimitedLog deviceLog;
@@ -134,6 +135,7 @@ public final class ResourcePlugin implements PluginEndpoint {
             this::requestFailed);
     this.discovery = new Discovery(backend, devices, shared, this::backendFailed);
     this.legacy = new LegacyRegister(name, config, kubeletSocket);
+    this.instances = new InstanceSockets(config.pluginDir(), EngineConfig.socketName(name));
     this.backoff = new Backoff(config.backoffInitial(), config.backoffMax());
     this.watcherDelay = config.watcherKick();
     this.registerLog = new RateLimitedLog(LOG, WARN_PERIOD);
@@ -241,7 +243,7 @@ public final class ResourcePlugin implements PluginEndpoint {
     if (lease.tryAcquire()) {
       return true;
     }
-    String own = successorSocketName(canonical);
+    String own = instances.newInstanceName();
     owner = new SocketOwner(config.pluginDir().resolve(own), shared, services(mode));
     LOG.info(
         "{}: another instance holds the lease {}; taking over: serving {} and registering it (the"
@@ -252,24 +254,8 @@ public final class ResourcePlugin implements PluginEndpoint {
     return false;
   }
 
-  private static String successorSocketName(String canonical) {
-    String base = canonical.substring(0, canonical.length() - ".sock".length());
-    return base
-        + "-"
-        + java.util.HexFormat.of()
-            .toHexDigits(java.util.concurrent.ThreadLocalRandom.current().nextInt())
-        + ".sock";
-  }
-
-  /** Whether a file name is the socket of another instance of this resource. */
   private boolean isOtherInstanceSocket(String fileName) {
-    String canonical = EngineConfig.socketName(name);
-    String base = canonical.substring(0, canonical.length() - ".sock".length());
-    return !fileName.equals(owner.socket().getFileName().toString())
-        && fileName.startsWith(base + "-")
-        && fileName.endsWith(".sock")
-        && fileName.length() == base.length() + 1 + 8 + ".sock".length()
-        && fileName.substring(base.length() + 1, base.length() + 9).matches("[0-9a-f]{8}");
+    return instances.isOtherInstance(fileName, owner.socket().getFileName().toString());
   }
 
   private void awaitHandover() {
@@ -356,16 +342,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   private String liveOtherInstance() {
-    try (java.util.stream.Stream<Path> files = Files.list(config.pluginDir())) {
-      return files
-          .map(p -> p.getFileName().toString())
-          .filter(this::isOtherInstanceSocket)
-          .filter(f -> SocketFiles.isLive(config.pluginDir().resolve(f)))
-          .findFirst()
-          .orElse(null);
-    } catch (IOException | RuntimeException e) {
-      return null;
-    }
+    return instances.liveOther(owner.socket().getFileName().toString());
   }
 
   /**

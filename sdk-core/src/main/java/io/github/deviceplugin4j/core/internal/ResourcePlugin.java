@@ -368,12 +368,6 @@ public final class ResourcePlugin implements PluginEndpoint {
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       closeNow();
     }
-    // Last: a newer instance waiting for the lease registers again as soon as it is released,
-    // which must come after this instance's connections to the kubelet are closed.
-    Lease l = lease;
-    if (l != null) {
-      l.close();
-    }
     discovery.stopBackend();
   }
 
@@ -385,6 +379,12 @@ public final class ResourcePlugin implements PluginEndpoint {
     }
     devices.close();
     owner.close();
+    // A newer instance waiting for the lease registers again as soon as it is released, which
+    // must come after this instance's connections to the kubelet are closed: right after them.
+    Lease l = lease;
+    if (l != null) {
+      l.close();
+    }
   }
 
   /**

@@ -111,6 +111,12 @@ final class SocketOwner {
 
   /** Stops every server, the superseded ones too, and removes the socket file if it is ours. */
   synchronized void close() {
+    // Every connection is cut at once, then each server is awaited: the kubelet sees them end
+    // together, and the caller releases the lease only once all of them are gone.
+    if (server != null) {
+      server.shutdownNow();
+    }
+    superseded.forEach(UdsServer::shutdownNow);
     if (server != null) {
       server.close(2000);
       server = null;

@@ -220,6 +220,11 @@ public final class UdsServer {
     return server.isTerminated();
   }
 
+  /** Cuts every connection and call now, without waiting; see {@link #close(long)}. */
+  void shutdownNow() {
+    server.shutdownNow();
+  }
+
   /**
    * Stops the server now and removes its socket file if it is still ours.
    *

@@ -69,6 +69,12 @@ public final class DevicePluginHost implements AutoCloseable {
   public static final String ENV_REGISTRY_DIR = "PLUGINS_REGISTRY_DIR";
 
   /**
+   * AUTO mode: how long the plugin watcher may ignore the socket before the plugin falls back to
+   * legacy registration (see {@link Builder#pluginWatcherFallback(Duration)}).
+   */
+  public static final Duration DEFAULT_WATCHER_FALLBACK = Duration.ofSeconds(30);
+
+  /**
    * After a stop signal, how long {@code run()}'s JVM may take to end before the signal's default.
    */
   private static final Duration EXIT_FALLBACK = Duration.ofSeconds(5);
@@ -172,7 +178,7 @@ public final class DevicePluginHost implements AutoCloseable {
     private Duration backoffMax = Duration.ofSeconds(10);
     private Duration streamGrace = Duration.ofSeconds(5);
     private Duration watcherKick = Duration.ofSeconds(10);
-    private Duration retireGrace = Duration.ofSeconds(10);
+    private Duration watcherFallback = DEFAULT_WATCHER_FALLBACK;
     private int maxMessageBytes = DeviceState.KUBELET_MAX_MESSAGE_BYTES;
 
     private Builder() {}
@@ -322,9 +328,23 @@ public final class DevicePluginHost implements AutoCloseable {
       return this;
     }
 
-    /** For tests in this package: how long calls on a replaced socket may still run. */
-    Builder retireGrace(Duration grace) {
-      this.retireGrace = grace;
+    /**
+     * AUTO registration mode: how long the kubelet's plugin watcher may leave the socket in {@code
+     * plugins_registry} unregistered, while {@code kubelet.sock} exists, before the plugin falls
+     * back to legacy registration (logged once, with the reason). The wait counts from the start,
+     * or from the moment {@code kubelet.sock} appears. Default: 30 seconds. An explicit {@link
+     * RegistrationMode#PLUGIN_WATCHER} never falls back.
+     *
+     * @param wait a positive duration
+     * @return this builder
+     * @throws IllegalArgumentException when {@code wait} is not positive
+     */
+    public Builder pluginWatcherFallback(Duration wait) {
+      Objects.requireNonNull(wait, "wait");
+      if (wait.isNegative() || wait.isZero()) {
+        throw new IllegalArgumentException("pluginWatcherFallback must be positive, was " + wait);
+      }
+      this.watcherFallback = wait;
       return this;
     }
 
@@ -355,7 +375,7 @@ public final class DevicePluginHost implements AutoCloseable {
               Duration.ofSeconds(20),
               streamGrace,
               watcherKick,
-              retireGrace,
+              watcherFallback,
               Duration.ofMillis(20),
               maxMessageBytes,
               1);

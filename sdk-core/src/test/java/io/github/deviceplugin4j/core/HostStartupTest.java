@@ -143,19 +143,25 @@ class HostStartupTest {
     assertThat(TestSupport.permissions(socket)).isEqualTo("rw-------");
   }
 
+  /**
+   * A live socket at the resource's path whose server holds no serving lease (another program, or
+   * an instance of an SDK without handover) is never replaced: a clear startup error.
+   */
   @Test
-  void aLiveSocketOfAnotherInstanceIsAClearStartupError() throws IOException {
-    DevicePluginHost first = start(builder(TestBackend.of(RESOURCE, "d0")));
-    Path socket = first.status(RESOURCE).socket();
-    Object inode = Files.readAttributes(socket, "unix:ino").get("ino");
+  void aLiveSocketOfAProcessWithoutTheLeaseIsAClearStartupError() throws IOException {
+    Path socket = dir.resolve("example.com_dev.sock");
+    try (ServerSocketChannel live = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      live.bind(UnixDomainSocketAddress.of(socket));
+      Object inode = Files.readAttributes(socket, "unix:ino").get("ino");
 
-    assertThatThrownBy(() -> builder(TestBackend.of(RESOURCE, "d0")).start())
-        .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("another live process is serving " + socket)
-        .hasMessageNotContaining("Address already in use");
+      assertThatThrownBy(() -> builder(TestBackend.of(RESOURCE, "d0")).start())
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("another live process is serving " + socket)
+          .hasMessageNotContaining("Address already in use");
 
-    assertThat(Files.readAttributes(socket, "unix:ino").get("ino")).isEqualTo(inode);
-    assertThat(SocketFiles.isLive(socket)).isTrue();
+      assertThat(Files.readAttributes(socket, "unix:ino").get("ino")).isEqualTo(inode);
+      assertThat(SocketFiles.isLive(socket)).isTrue();
+    }
   }
 
   @Test

@@ -366,9 +366,7 @@ class RegistrationTest {
     DevicePluginHost host =
         host(
             RegistrationMode.PLUGIN_WATCHER,
-            b ->
-                b.reRegistrationDelays(Duration.ofMillis(300), Duration.ofMillis(300))
-                    .retireGrace(Duration.ofMillis(500)),
+            b -> b.reRegistrationDelays(Duration.ofMillis(300), Duration.ofMillis(300)),
             TestBackend.of(RESOURCE, "d0"));
     kubelet.awaitRegistration(RESOURCE, WAIT); // the plugin may not have heard back yet
     Mark deleted = kubelet.mark();
@@ -508,12 +506,11 @@ class RegistrationTest {
     await().atMost(WAIT).until(() -> !host.isReady());
     Files.createDirectories(pluginDir());
     Mark restarted = kubelet.restart();
-    try (var files = Files.list(gone)) {
-      for (Path p : files.toList()) {
+    try (var files = Files.walk(gone)) { // the lease directory inside too
+      for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
     }
-    Files.delete(gone);
 
     kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
     await().atMost(WAIT).until(host::isReady);

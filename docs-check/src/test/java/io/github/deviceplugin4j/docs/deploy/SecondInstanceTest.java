@@ -1,10 +1,9 @@
 package io.github.deviceplugin4j.docs.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.example.accel.AccelBackend;
-import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -18,12 +17,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What deploying.md says about a rolling update with surge: a second instance on the same socket
- * refuses to start and leaves the first one serving.
+ * What deploying.md says about a rolling update with surge: the new instance serves its own socket
+ * and registers; the old one stops registering and, when it is stopped, hands over: the new one
+ * registers again at once.
  */
 class SecondInstanceTest {
 
   static final String RESOURCE = "example.com/accel";
+  static final Duration WAIT = Duration.ofSeconds(10);
 
   @RegisterExtension FakeKubeletExtension extension = FakeKubeletExtension.create();
   @TempDir Path root;
@@ -36,23 +37,31 @@ class SecondInstanceTest {
   }
 
   @Test
-  void aSecondInstanceRefusesToStartAndTheFirstKeepsServing() throws IOException {
+  void aSecondInstanceTakesOverAndTheFirstHandsOverWhenStopped() throws IOException {
     Files.createDirectories(root.resolve("dev"));
     Files.createFile(root.resolve("dev/accel0"));
     FakeKubelet kubelet = extension.get();
-    try (DevicePluginHost first = instance(kubelet).start()) {
-      kubelet.awaitDevices(RESOURCE, d -> d.size() == 1, Duration.ofSeconds(10));
-
-      assertThatThrownBy(() -> instance(kubelet).start())
-          .isInstanceOf(ConfigurationException.class)
-          .hasMessage(
-              "another live process is serving "
-                  + kubelet.pluginDir().resolve("example.com_accel.sock")
-                  + " (a second instance of this plugin?); stop it first: two plugins for one"
-                  + " resource would keep replacing each other at the kubelet");
-
-      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(first::isReady);
+    try (DevicePluginHost second = startBoth(kubelet)) {
+      Path socket = second.status(RESOURCE).socket();
+      assertThat(socket.getFileName().toString()).matches("example\\.com_accel-[0-9a-f]{8}\\.sock");
+      assertThat(Path.of(kubelet.registration(RESOURCE).orElseThrow().endpoint()))
+          .isEqualTo(socket);
       assertThat(kubelet.allocate(RESOURCE, 1).deviceIds()).containsExactly("accel0");
     }
+  }
+
+  /** Starts the old instance, then the new one; stops the old one once the new one is ready. */
+  private DevicePluginHost startBoth(FakeKubelet kubelet) {
+    DevicePluginHost first = instance(kubelet).start();
+    DevicePluginHost second;
+    try (first) {
+      await().atMost(WAIT).until(first::isReady);
+      second = instance(kubelet).start();
+      await().atMost(WAIT).until(() -> second.isReady() && !first.isReady());
+    }
+    int before = second.status(RESOURCE).registrations();
+    await().atMost(WAIT).until(() -> second.status(RESOURCE).registrations() > before);
+    await().atMost(WAIT).until(second::isReady);
+    return second;
   }
 }

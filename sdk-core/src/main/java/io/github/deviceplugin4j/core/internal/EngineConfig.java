@@ -27,7 +27,8 @@ import java.util.Set;
  * @param streamGrace how long the kubelet may take to reopen ListAndWatch before the plugin
  *     registers again
  * @param watcherKick how long to wait for the plugin watcher before re-creating the socket
- * @param retireGrace how long calls on a replaced socket's server may still run
+ * @param watcherFallback AUTO mode: how long the plugin watcher may ignore the socket, while {@code
+ *     kubelet.sock} exists, before the resource falls back to legacy registration
  * @param coalesceWindow device list changes closer together than this are sent as one
  * @param maxMessageBytes largest ListAndWatch message
  * @param eventLoopThreads threads of the shared event loop group
@@ -47,7 +48,7 @@ public record EngineConfig(
     Duration registerDeadline,
     Duration streamGrace,
     Duration watcherKick,
-    Duration retireGrace,
+    Duration watcherFallback,
     Duration coalesceWindow,
     int maxMessageBytes,
     int eventLoopThreads) {
@@ -69,7 +70,7 @@ public record EngineConfig(
    * @param registerDeadline see {@link #registerDeadline()}
    * @param streamGrace see {@link #streamGrace()}
    * @param watcherKick see {@link #watcherKick()}
-   * @param retireGrace see {@link #retireGrace()}
+   * @param watcherFallback see {@link #watcherFallback()}
    * @param coalesceWindow see {@link #coalesceWindow()}
    * @param maxMessageBytes see {@link #maxMessageBytes()}
    * @param eventLoopThreads see {@link #eventLoopThreads()}

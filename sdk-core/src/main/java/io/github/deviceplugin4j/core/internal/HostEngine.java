@@ -227,6 +227,9 @@ public final class HostEngine implements AutoCloseable {
       if (dir.equals(config.pluginDir()) && name.equals(EngineConfig.KUBELET_SOCKET)) {
         LOG.debug("{} created", dir.resolve(name));
         plugins.values().forEach(ResourcePlugin::kubeletSocketCreated);
+      } else if (dir.equals(config.pluginDir())) {
+        // perhaps a newer instance of a resource taking over (a rolling update)
+        plugins.values().forEach(p -> p.pluginDirFileCreated(name));
       }
     }
 
@@ -248,6 +251,9 @@ public final class HostEngine implements AutoCloseable {
     @Override
     public void rescan(Path dir) {
       safetyCheck();
+      if (dir.equals(config.pluginDir())) {
+        plugins.values().forEach(ResourcePlugin::rescanInstances);
+      }
       // Events were lost (overflow) or the directory came back: a kubelet.sock present now counts
       // as created, so a registration waiting for its backoff goes ahead at once.
       if (Files.exists(

@@ -2,18 +2,16 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.BackendException;
 import io.github.deviceplugin4j.core.ConfigurationException;
-import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DevicePluginException;
-import io.github.deviceplugin4j.core.DeviceSink;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import io.github.deviceplugin4j.core.RegistrationException;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
 import io.grpc.ManagedChannel;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.Status;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,55 +21,52 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One resource: its socket, its registration with the kubelet, its device list and its request
- * handling.
+ * One resource: its registration with the kubelet, coordinating its socket ({@link SocketOwner}),
+ * its device discovery ({@link Discovery}), its device list and its request handling.
  *
  * <p>Registration state changes only on the resource's {@link SerialExecutor} ({@code control});
  * every trigger (start, file events, safety check, retry timer, kubelet answers) is a task there.
  * The normal path is event driven: a deleted socket or a new {@code kubelet.sock} starts a
  * registration at once; only failures wait, with capped exponential backoff and jitter, forever.
+ *
+ * <p>Two strategies: legacy ({@code Register} on {@code kubelet.sock}, see {@link LegacyRegister})
+ * and plugin watcher (the kubelet finds the socket in {@code plugins_registry}). In AUTO mode a
+ * plugin watcher that never asks for the socket, while {@code kubelet.sock} exists, makes the
+ * resource fall back to legacy registration once, after {@link EngineConfig#watcherFallback()}.
  */
 public final class ResourcePlugin implements PluginEndpoint {
 
   private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
   private static final Duration WARN_PERIOD = Duration.ofMinutes(1);
   private static final Duration WAITING_LOG_PERIOD = Duration.ofMinutes(5);
-  private static final Pattern KUBELET_VERSIONS =
-      Pattern.compile("[Ss]upported versions? (?:is|are):? *\\[([^\\]]*)\\]");
-  private static final Pattern MANAGER_VERSION = Pattern.compile("manager version, ([^,]+),");
 
   private final String name;
-  private final DeviceBackend backend;
   private final Shared shared;
   private final EngineConfig config;
-  private final RegistrationMode mode;
-  private final Path socket;
+  private final boolean auto;
   private final Path kubeletSocket;
   private final SerialExecutor control;
-  // Backend discovery runs here, one call at a time, so lists are published in the order read.
-  private final SerialExecutor discovery;
   private final DeviceState devices;
   private final RequestHandler requests;
-  private final List<ServerServiceDefinition> services;
+  private final Discovery discovery;
+  private final LegacyRegister legacy;
+  private final InstanceSockets instances;
   private final Backoff backoff;
   private final RateLimitedLog registerLog;
   private final RateLimitedLog deviceLog;
   private final RateLimitedLog requestLog;
-  private final AtomicBoolean rescanQueued = new AtomicBoolean();
-  private final DeviceSink sink;
 
   // Control state: touched only on the control executor (or before start / after close).
-  private UdsServer server;
-  private final List<UdsServer> retired = new ArrayList<>();
   private SocketFiles.Identity registeredKubelet;
   private boolean inFlight;
   private boolean again;
@@ -82,8 +77,22 @@ public final class ResourcePlugin implements PluginEndpoint {
   private boolean waiting;
   private long waitingSince;
   private long lastWaitingLog;
+  // Plugin watcher: when the wait for its first GetInfo started (start, or kubelet.sock created).
+  private long watcherWaitSince = System.nanoTime();
+  private int kicks;
+  private long lastKickLog;
+  // When the registration was lost (an outage), or -1.
+  private long lostSinceNanos = -1;
+  // Handover (legacy mode): the serving lease, and what a newer instance did.
+  private Lease lease;
+  private boolean handoverPending;
+  private String newerInstance;
 
-  // Read by status() from any thread.
+  // Read from any thread.
+  private volatile RegistrationMode mode;
+  private volatile SocketOwner owner;
+  private volatile boolean replaced;
+  private volatile boolean watcherContacted;
   private volatile boolean registered;
   private volatile int registrations;
   private volatile Instant lastRegistered;
@@ -101,16 +110,13 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @param shared the host's shared resources
    */
   public ResourcePlugin(DeviceBackend backend, RegistrationMode mode, Shared shared) {
-    this.backend = backend;
     this.name = backend.resourceName();
     this.shared = shared;
     this.config = shared.config();
     this.mode = mode;
-    Path dir = mode == RegistrationMode.PLUGIN_WATCHER ? config.registryDir() : config.pluginDir();
-    this.socket = dir.resolve(EngineConfig.socketName(name));
+    this.auto = config.mode() == RegistrationMode.AUTO;
     this.kubeletSocket = config.pluginDir().resolve(EngineConfig.KUBELET_SOCKET);
     this.control = new SerialExecutor(shared.workers());
-    this.discovery = new SerialExecutor(shared.workers());
     this.devices =
         new DeviceState(
             config.adapters(),
@@ -127,42 +133,37 @@ public final class ResourcePlugin implements PluginEndpoint {
             shared.timer(),
             config.allocationTimeout(),
             this::requestFailed);
+    this.discovery = new Discovery(backend, devices, shared, this::backendFailed);
+    this.legacy = new LegacyRegister(name, config, kubeletSocket);
+    this.instances = new InstanceSockets(config.pluginDir(), EngineConfig.socketName(name));
     this.backoff = new Backoff(config.backoffInitial(), config.backoffMax());
     this.watcherDelay = config.watcherKick();
-    Logger log = LoggerFactory.getLogger(ResourcePlugin.class);
-    this.registerLog = new RateLimitedLog(log, WARN_PERIOD);
-    this.deviceLog = new RateLimitedLog(log, WARN_PERIOD);
-    this.requestLog = new RateLimitedLog(log, WARN_PERIOD);
-    this.services = buildServices();
-    this.sink =
-        new DeviceSink() {
-          @Override
-          public void publish(List<Device> snapshot) {
-            Objects.requireNonNull(snapshot, "snapshot");
-            if (!closed) {
-              devices.publish(snapshot);
-            }
-          }
-
-          @Override
-          public void rescan() {
-            ResourcePlugin.this.rescan();
-          }
-        };
+    this.registerLog = new RateLimitedLog(LOG, WARN_PERIOD);
+    this.deviceLog = new RateLimitedLog(LOG, WARN_PERIOD);
+    this.requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
+    this.owner = new SocketOwner(socketPath(mode), shared, services(mode));
   }
 
-  private List<ServerServiceDefinition> buildServices() {
+  private Path socketPath(RegistrationMode m) {
+    Path dir = m == RegistrationMode.PLUGIN_WATCHER ? config.registryDir() : config.pluginDir();
+    return dir.resolve(EngineConfig.socketName(name));
+  }
+
+  private List<ServerServiceDefinition> services(RegistrationMode m) {
     Map<String, ServerServiceDefinition> byName = new LinkedHashMap<>();
     for (ApiAdapter a : config.adapters()) {
       byName.computeIfAbsent(a.serviceName(), n -> a.devicePluginService(this));
     }
     List<ServerServiceDefinition> list = new ArrayList<>(byName.values());
-    if (mode == RegistrationMode.PLUGIN_WATCHER) {
+    if (m == RegistrationMode.PLUGIN_WATCHER) {
       list.add(
           new WatcherRegistrationService(
                   name,
                   ApiVersions.versions(config.adapters()),
-                  () -> LOG.debug("{}: kubelet plugin watcher asked for GetInfo", name),
+                  () -> {
+                    watcherContacted = true;
+                    LOG.debug("{}: kubelet plugin watcher asked for GetInfo", name);
+                  },
                   (ok, error) -> control.execute(() -> watcherStatus(ok, error)))
               .bindService());
     }
@@ -190,11 +191,11 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @return the path
    */
   public Path socket() {
-    return socket;
+    return owner.socket();
   }
 
   /**
-   * The effective registration mode.
+   * The effective registration mode (AUTO may fall back from plugin watcher to legacy).
    *
    * @return LEGACY or PLUGIN_WATCHER
    */
@@ -212,46 +213,148 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @throws BackendException when the backend's {@code start} fails
    */
   public void start() {
+    discovery.start();
+    boolean successor = false;
     try {
-      backend.start(sink);
-    } catch (Exception e) {
-      throw new BackendException(
-          "start", "the backend of " + name + " failed to start: " + describe(e), e);
-    }
-    try {
-      devices.applyNow(readDevices());
-    } catch (Exception e) {
-      backendFailed("devices", e);
-      devices.applyNow(List.of());
-    }
-    try {
-      server = serve(null);
+      if (mode == RegistrationMode.LEGACY) {
+        successor = !takeLease();
+      }
+      owner.replace();
     } catch (IOException e) {
       throw new ConfigurationException(
-          "cannot serve " + name + " on " + socket + ": " + describe(e), e);
+          "cannot serve " + name + " on " + owner.socket() + ": " + describe(e), e);
     }
-    LOG.info("Serving {} on {} ({} mode)", name, socket, modeName());
-    if (backend.pollInterval() != null && backend.pollInterval().compareTo(Duration.ZERO) > 0) {
-      long nanos = backend.pollInterval().toNanos();
-      shared.timer().scheduleWithFixedDelay(this::rescan, nanos, nanos, TimeUnit.NANOSECONDS);
+    LOG.info("Serving {} on {} ({} mode)", name, owner.socket(), modeName());
+    if (successor) {
+      awaitHandover();
     }
     requestRegistration("start", true);
   }
 
-  private UdsServer serve(SocketFiles.Identity replacing) throws IOException {
-    return UdsServer.start(
-        socket, config.socketPermissions(), services, shared.group(), shared.workers(), replacing);
+  /**
+   * Legacy mode: takes the serving lease, or, when another instance of this resource holds it (a
+   * rolling update with surge), prepares this instance's own socket name.
+   *
+   * @return true when this instance holds the lease
+   */
+  private boolean takeLease() throws IOException {
+    String canonical = EngineConfig.socketName(name);
+    lease = Lease.open(config.pluginDir(), canonical);
+    if (lease.tryAcquire()) {
+      return true;
+    }
+    String own = instances.newInstanceName();
+    owner = new SocketOwner(config.pluginDir().resolve(own), shared, services(mode));
+    LOG.info(
+        "{}: another instance holds the lease {}; taking over: serving {} and registering it (the"
+            + " newest registration wins at the kubelet)",
+        name,
+        lease.path(),
+        own);
+    return false;
+  }
+
+  private boolean isOtherInstanceSocket(String fileName) {
+    return instances.isOtherInstance(fileName, owner.socket().getFileName().toString());
+  }
+
+  private void awaitHandover() {
+    lease.acquireLater(name, () -> control.execute(this::leaseAcquired));
+  }
+
+  /** The previous instance is gone (it released the lease, or died): register again at once. */
+  private void leaseAcquired() {
+    if (closed) {
+      return;
+    }
+    LOG.info(
+        "{}: the previous instance released {}; registering again at once (the end of its"
+            + " connection made the kubelet disconnect the resource)",
+        name,
+        lease.path());
+    backoff.reset();
+    if (inFlight) {
+      handoverPending = true;
+      return;
+    }
+    requestRegistrationNow("handover");
   }
 
   /**
-   * Stops everything of this resource: streams, server, socket file, backend. Runs after any
-   * registration step in progress, so that no socket is created behind its back.
+   * A file was created in the plugin directory: a newer instance of this resource may have taken
+   * over.
+   *
+   * @param fileName the file's name
+   */
+  public void pluginDirFileCreated(String fileName) {
+    if (!fileName.endsWith(".sock")) {
+      return;
+    }
+    control.execute(
+        () -> {
+          if (!closed && isOtherInstanceSocket(fileName)) {
+            checkNewerInstance();
+          }
+        });
+  }
+
+  /** Events may have been missed in the plugin directory: look for a newer instance. */
+  public void rescanInstances() {
+    control.execute(
+        () -> {
+          if (!closed) {
+            checkNewerInstance();
+          }
+        });
+  }
+
+  /**
+   * The lease holder is replaced while a newer instance of the resource serves its own socket; it
+   * then stops registering (the newer one is the kubelet's endpoint) but keeps its connections open
+   * until it stops: closing them would take the resource offline at the kubelet.
+   */
+  private void checkNewerInstance() {
+    if (mode != RegistrationMode.LEGACY || lease == null || !lease.held()) {
+      return;
+    }
+    String newer = liveOtherInstance();
+    if (newer != null && !replaced) {
+      replaced = true;
+      newerInstance = newer;
+      registered = false;
+      cancel(retry);
+      retry = null;
+      LOG.info(
+          "{}: a newer instance serves {} and registers it; this one stops registering and keeps"
+              + " its connections open until it is stopped (SIGTERM), then hands over",
+          name,
+          newer);
+    } else if (newer == null && replaced) {
+      replaced = false;
+      LOG.warn(
+          "{}: the newer instance ({}) is gone while this one still runs; registering again",
+          name,
+          newerInstance);
+      newerInstance = null;
+      backoff.reset();
+      requestRegistrationNow("newer instance gone");
+    }
+  }
+
+  private String liveOtherInstance() {
+    return instances.liveOther(owner.socket().getFileName().toString());
+  }
+
+  /**
+   * Stops everything of this resource: streams, servers (superseded ones too), socket file,
+   * backend. Runs after any registration step in progress, so that no socket is created behind its
+   * back.
    */
   public void close() {
     closed = true;
     registered = false;
-    java.util.concurrent.CompletableFuture<Void> done =
-        new java.util.concurrent.CompletableFuture<>();
+    discovery.close();
+    CompletableFuture<Void> done = new CompletableFuture<>();
     try {
       control.execute(
           () -> {
@@ -262,16 +365,10 @@ public final class ResourcePlugin implements PluginEndpoint {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       closeNow();
-    } catch (java.util.concurrent.ExecutionException
-        | java.util.concurrent.TimeoutException
-        | RuntimeException e) {
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
       closeNow();
     }
-    try {
-      backend.stop();
-    } catch (RuntimeException e) {
-      LOG.warn("The backend of {} failed to stop cleanly", name, e);
-    }
+    discovery.stopBackend();
   }
 
   private synchronized void closeNow() {
@@ -281,15 +378,12 @@ public final class ResourcePlugin implements PluginEndpoint {
       channel.shutdownNow();
     }
     devices.close();
-    if (server != null) {
-      server.close(2000);
-      server = null;
-    }
-    synchronized (retired) {
-      for (UdsServer old : retired) {
-        old.close(500);
-      }
-      retired.clear();
+    owner.close();
+    // A newer instance waiting for the lease registers again as soon as it is released, which
+    // must come after this instance's connections to the kubelet are closed: right after them.
+    Lease l = lease;
+    if (l != null) {
+      l.close();
     }
   }
 
@@ -309,7 +403,7 @@ public final class ResourcePlugin implements PluginEndpoint {
         Optional.ofNullable(lastError),
         s.devices().size(),
         s.healthy(),
-        socket);
+        owner.socket());
   }
 
   /**
@@ -318,7 +412,16 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @return registered and not closed
    */
   public boolean isReady() {
-    return registered && !closed;
+    return registered && !closed && !replaced;
+  }
+
+  /**
+   * Superseded servers of this resource whose connections the kubelet still holds.
+   *
+   * @return count
+   */
+  public int supersededServers() {
+    return owner.supersededCount();
   }
 
   // ------------------------------------------------------------------------------- file events
@@ -327,10 +430,10 @@ public final class ResourcePlugin implements PluginEndpoint {
   public void ownSocketDeleted() {
     control.execute(
         () -> {
-          if (closed || (server != null && server.stillOurs())) {
+          if (closed || owner.stillOurs()) {
             return; // an event about a file we replaced already
           }
-          markLost("its socket " + socket + " was deleted (kubelet restart?)");
+          markLost("its socket " + owner.socket() + " was deleted (kubelet restart?)");
           requestRegistrationNow("socket deleted");
         });
   }
@@ -344,6 +447,11 @@ public final class ResourcePlugin implements PluginEndpoint {
           }
           if (mode == RegistrationMode.PLUGIN_WATCHER) {
             if (!registered) {
+              // The kubelet's plugin watcher finds the socket by itself; the kick is the last
+              // resort, and the wait for a fallback counts from the kubelet's arrival.
+              if (!watcherContacted) {
+                watcherWaitSince = System.nanoTime();
+              }
               backoff.reset();
               cancel(pending);
               pending = null;
@@ -377,12 +485,21 @@ public final class ResourcePlugin implements PluginEndpoint {
           if (closed) {
             return;
           }
-          if (server == null || !server.stillOurs()) {
+          owner.prune();
+          if (replaced) {
+            checkNewerInstance(); // still there? (a newer one is found by its file event)
+            if (replaced) {
+              return; // the newer instance is the kubelet's endpoint
+            }
+          }
+          if (!owner.stillOurs()) {
             if (registered) {
               LOG.warn(
-                  "{}: socket {} vanished without a file event; serving it again", name, socket);
+                  "{}: socket {} vanished without a file event; serving it again",
+                  name,
+                  owner.socket());
             }
-            markLost("its socket " + socket + " is gone");
+            markLost("its socket " + owner.socket() + " is gone");
             requestRegistrationNow("safety check: socket gone");
             return;
           }
@@ -419,7 +536,7 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /** On the control executor: register now, or right after the attempt in flight. */
   private void requestRegistrationNow(String reason) {
-    if (closed) {
+    if (closed || replaced) {
       return;
     }
     if (inFlight) {
@@ -447,7 +564,7 @@ public final class ResourcePlugin implements PluginEndpoint {
           e instanceof DevicePluginException d
               ? d
               : new DevicePluginException(
-                  "cannot serve " + name + " on " + socket + ": " + describe(e), e);
+                  "cannot serve " + name + " on " + owner.socket() + ": " + describe(e), e);
       registrationFailed(error, true);
       return;
     }
@@ -469,150 +586,74 @@ public final class ResourcePlugin implements PluginEndpoint {
       return;
     }
     inFlight = true;
-    channel = shared.channel(kubeletSocket);
-    tryVersion(channel, kubelet, 0);
-  }
-
-  private void ensureServing() throws IOException {
-    if (server != null && server.stillOurs()) {
-      return;
-    }
-    UdsServer previous = server;
-    server = serve(previous == null ? null : previous.identity());
-    LOG.info("Serving {} again on {}", name, socket);
-    if (previous != null) {
-      retire(previous);
-    }
-  }
-
-  private void retire(UdsServer old) {
-    synchronized (retired) {
-      retired.add(old);
-    }
-    long grace = config.retireGrace().toNanos();
-    old.retire(shared.timer(), grace, TimeUnit.NANOSECONDS);
-    try {
-      shared
-          .timer()
-          .schedule(
-              () -> {
-                synchronized (retired) {
-                  retired.remove(old);
-                }
-              },
-              grace + TimeUnit.SECONDS.toNanos(1),
-              TimeUnit.NANOSECONDS);
-    } catch (RuntimeException shuttingDown) {
-      // close() closes every retired server
-    }
-  }
-
-  private void tryVersion(ManagedChannel ch, SocketFiles.Identity kubelet, int index) {
-    ApiAdapter adapter = config.adapters().get(index);
-    adapter
-        .register(
-            ch,
-            name,
-            socket.getFileName().toString(),
-            requests.preStartRequired(),
-            requests.preferredAllocationAvailable(),
-            config.registerDeadline())
-        .whenCompleteAsync(
-            (ok, error) -> {
+    ManagedChannel ch = shared.channel(kubeletSocket);
+    channel = ch;
+    legacy
+        .register(ch, owner.socket().getFileName().toString(), requests, control)
+        .whenComplete(
+            (version, error) -> {
               if (closed) {
                 ch.shutdownNow();
                 return;
               }
               if (error == null) {
-                ch.shutdown();
-                legacyRegistered(kubelet, adapter.version());
+                legacyRegistered(kubelet, version);
                 return;
               }
-              Status status = Status.fromThrowable(error);
-              boolean versionRefused = isVersionRefusal(status);
-              if (versionRefused && index + 1 < config.adapters().size()) {
-                LOG.info(
-                    "{}: the kubelet refused API version {} ({}); trying {}",
-                    name,
-                    adapter.version(),
-                    status.getDescription(),
-                    config.adapters().get(index + 1).version());
-                tryVersion(ch, kubelet, index + 1);
-                return;
-              }
-              ch.shutdown();
               inFlight = false;
-              registrationFailed(registerError(status, versionRefused), true);
-            },
-            control);
+              registrationFailed(asPluginException(error), true);
+            });
   }
 
-  private static boolean isVersionRefusal(Status status) {
-    String d = String.valueOf(status.getDescription()).toLowerCase(java.util.Locale.ROOT);
-    return status.getCode() != Status.Code.UNAVAILABLE
-        && d.contains("version")
-        && d.contains("not supported");
+  private static DevicePluginException asPluginException(Throwable error) {
+    Throwable e =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    return e instanceof DevicePluginException d
+        ? d
+        : new DevicePluginException("registration failed: " + describe(e), e);
   }
 
-  private DevicePluginException registerError(Status status, boolean versionRefused) {
-    List<String> sdk = ApiVersions.versions(config.adapters());
-    String text = status.getCode() + ": " + status.getDescription();
-    if (versionRefused) {
-      List<String> kubelet = parseVersions(String.valueOf(status.getDescription()));
-      return new RegistrationException(
-          "no kubelet device plugin API version fits: the kubelet supports "
-              + (kubelet.isEmpty() ? "(unknown)" : kubelet)
-              + ", this SDK speaks "
-              + sdk
-              + " (kubelet said: "
-              + status.getDescription()
-              + "); upgrade deviceplugin4j or the kubelet",
-          kubelet,
-          sdk);
+  /**
+   * Serves the socket again if its file is gone. The superseded server keeps the kubelet's
+   * connections: ending one of their streams would take the resource offline at the kubelet.
+   */
+  private void ensureServing() throws IOException {
+    if (owner.ensureServing()) {
+      LOG.info("Serving {} again on {}", name, owner.socket());
     }
-    if (status.getCode() == Status.Code.UNAVAILABLE
-        || status.getCode() == Status.Code.DEADLINE_EXCEEDED
-        || status.getCode() == Status.Code.CANCELLED) {
-      // CANCELLED: the kubelet went away in the middle of the call (it restarts); not a refusal.
-      return new DevicePluginException(
-          "cannot reach the kubelet at " + kubeletSocket + " to register " + name + ": " + text);
-    }
-    return new RegistrationException(
-        "the kubelet refused to register " + name + ": " + text, List.of(), sdk);
   }
 
+  /**
+   * The versions a kubelet's refusal names.
+   *
+   * @param text the kubelet's error text
+   * @return versions, empty when none are named
+   */
   static List<String> parseVersions(String text) {
-    Matcher m = KUBELET_VERSIONS.matcher(text);
-    if (m.find()) {
-      List<String> out = new ArrayList<>();
-      for (String v : m.group(1).split("[\\s,]+")) {
-        String t = v.replace("\"", "").replace("'", "").trim();
-        if (!t.isEmpty()) {
-          out.add(t);
-        }
-      }
-      return out;
-    }
-    Matcher manager = MANAGER_VERSION.matcher(text);
-    if (manager.find()) {
-      return List.of(manager.group(1).trim());
-    }
-    return List.of();
+    return LegacyRegister.parseVersions(text);
   }
 
   private void legacyRegistered(SocketFiles.Identity kubelet, String version) {
     inFlight = false;
     registeredKubelet = kubelet;
     succeeded("API " + version + ", legacy Register on " + kubeletSocket);
+    if (handoverPending) {
+      // The previous instance went away during this Register: the kubelet may take its
+      // connection's end after this registration, so register once more.
+      handoverPending = false;
+      again = false;
+      attempt("handover");
+      return;
+    }
     // The socket is checked even when no event came: a file renamed over it raises none.
-    boolean socketGone = !server.stillOurs();
+    boolean socketGone = !owner.stillOurs();
     if (again || socketGone) {
       again = false;
       if (socketGone || !Objects.equals(SocketFiles.identity(kubeletSocket), kubelet)) {
         // What the kubelet just accepted is gone already: not registered until the next attempt.
         markLost(
             socketGone
-                ? "its socket " + socket + " was deleted during the registration"
+                ? "its socket " + owner.socket() + " was deleted during the registration"
                 : kubeletSocket + " changed during the registration");
         attempt("changed during registration");
       }
@@ -620,14 +661,16 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   private void watcherStatus(boolean ok, String error) {
-    if (closed) {
+    if (closed || mode != RegistrationMode.PLUGIN_WATCHER) {
       return;
     }
+    watcherContacted = true;
     if (ok) {
       cancel(pending);
       pending = null;
       watcherDelay = config.watcherKick();
-      succeeded("plugin watcher, socket " + socket);
+      kicks = 0;
+      succeeded("plugin watcher, socket " + owner.socket());
       return;
     }
     registered = false;
@@ -643,15 +686,24 @@ public final class ResourcePlugin implements PluginEndpoint {
     registered = true;
     int n = ++registrations;
     lastRegistered = Instant.now();
-    lastSuccessNanos = System.nanoTime();
+    long now = System.nanoTime();
+    lastSuccessNanos = now;
     waiting = false;
     backoff.reset();
     registerLog.reset();
     if (n == 1) {
       LOG.info("Registered {} with the kubelet ({})", name, how);
+    } else if (lostSinceNanos >= 0) {
+      LOG.info(
+          "Registered {} with the kubelet again after {} ms without it, registration #{} ({})",
+          name,
+          TimeUnit.NANOSECONDS.toMillis(now - lostSinceNanos),
+          n,
+          how);
     } else {
       LOG.info("Registered {} with the kubelet again, registration #{} ({})", name, n, how);
     }
+    lostSinceNanos = -1;
     shared.listeners().registered(name, mode, n > 1);
     // The kubelet opens ListAndWatch right after registering; if it does not, register again.
     schedule(this::checkStreams, config.streamGrace());
@@ -667,7 +719,11 @@ public final class ResourcePlugin implements PluginEndpoint {
       waiting = true;
       waitingSince = System.nanoTime();
       lastWaitingLog = waitingSince;
-      LOG.info("{}: {}", name, error.getMessage());
+      if (lostSinceNanos >= 0) {
+        LOG.debug("{}: {}", name, error.getMessage()); // the outage was logged when it began
+      } else {
+        LOG.info("{}: {}", name, error.getMessage());
+      }
     } else if (System.nanoTime() - lastWaitingLog > WAITING_LOG_PERIOD.toNanos()) {
       lastWaitingLog = System.nanoTime();
       LOG.warn(
@@ -699,11 +755,14 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   /**
-   * Plugin watcher mode: the kubelet discovers the socket by itself. If it has not registered the
-   * resource after a while although it runs, re-create the socket so the watcher sees a new file.
+   * Plugin watcher mode: the kubelet discovers the socket by itself, also after it restarts. If it
+   * has not registered the resource after a while although it runs, re-create the socket so the
+   * watcher sees a new file (re-creating it is a deregistration at the kubelet: only while not
+   * registered), backing off; in AUTO mode fall back to legacy registration once the watcher has
+   * ignored the socket for {@link EngineConfig#watcherFallback()}.
    */
   private void armWatcherKick() {
-    if (pending != null || closed) {
+    if (pending != null || closed || mode != RegistrationMode.PLUGIN_WATCHER) {
       return;
     }
     Duration delay = watcherDelay;
@@ -712,35 +771,96 @@ public final class ResourcePlugin implements PluginEndpoint {
         schedule(
             () -> {
               pending = null;
-              if (closed || registered) {
-                return;
-              }
-              if (SocketFiles.identity(kubeletSocket) == null && kubeletSocketVisible()) {
-                return; // no kubelet; kubelet.sock's creation re-arms this
-              }
-              LOG.info(
-                  "{}: the kubelet has not registered it after {} ms; re-creating {} for its"
-                      + " plugin watcher",
-                  name,
-                  delay.toMillis(),
-                  socket);
-              try {
-                UdsServer previous = server;
-                server = serve(previous == null ? null : previous.identity());
-                if (previous != null) {
-                  retire(previous);
-                }
-              } catch (IOException | RuntimeException e) {
-                registerLog.warn(name + ": cannot re-create " + socket + ": " + describe(e), e);
-              }
-              armWatcherKick();
+              watcherKick(delay);
             },
             delay);
   }
 
+  private void watcherKick(Duration waited) {
+    if (closed || registered || mode != RegistrationMode.PLUGIN_WATCHER) {
+      return;
+    }
+    boolean visible = kubeletSocketVisible();
+    boolean kubeletThere = SocketFiles.identity(kubeletSocket) != null;
+    if (visible && !kubeletThere) {
+      return; // no kubelet; kubelet.sock's creation re-arms this
+    }
+    if (!visible && watcherContacted) {
+      // The kubelet cannot be seen, but its plugin watcher found this socket before: it finds it
+      // again when it is back (re-creating the socket would deregister it). Only a deleted
+      // socket is served again (safety check).
+      return;
+    }
+    long waitedNanos = System.nanoTime() - watcherWaitSince;
+    if (auto
+        && !watcherContacted
+        && kubeletThere
+        && waitedNanos >= config.watcherFallback().toNanos()) {
+      fallBackToLegacy(waitedNanos);
+      return;
+    }
+    kicks++;
+    String text =
+        name
+            + ": the kubelet has not registered it after "
+            + waited.toMillis()
+            + " ms; re-creating "
+            + owner.socket()
+            + " for its plugin watcher";
+    long now = System.nanoTime();
+    if (kicks == 1) {
+      lastKickLog = now;
+      LOG.info(text);
+    } else if (now - lastKickLog > WAITING_LOG_PERIOD.toNanos()) {
+      lastKickLog = now;
+      LOG.warn(
+          "{}: the kubelet's plugin watcher has still not registered it ({} re-creations of {});"
+              + " is {} the directory the kubelet watches?",
+          name,
+          kicks,
+          owner.socket(),
+          config.registryDir());
+    } else {
+      LOG.debug(text);
+    }
+    try {
+      owner.replace();
+    } catch (IOException | RuntimeException e) {
+      registerLog.warn(name + ": cannot re-create " + owner.socket() + ": " + describe(e), e);
+    }
+    armWatcherKick();
+  }
+
+  /** AUTO mode: the plugin watcher never asked for the socket, but a kubelet runs: go legacy. */
+  private void fallBackToLegacy(long waitedNanos) {
+    SocketOwner watcherSocket = owner;
+    LOG.warn(
+        "{}: the kubelet's plugin watcher has not asked for {} in {} s although {} exists (a"
+            + " kubelet with another root directory, or one that does not watch {}?); falling back"
+            + " to legacy registration on {} (set the registration mode to fix this)",
+        name,
+        watcherSocket.socket(),
+        TimeUnit.NANOSECONDS.toSeconds(waitedNanos),
+        kubeletSocket,
+        config.registryDir(),
+        socketPath(RegistrationMode.LEGACY));
+    mode = RegistrationMode.LEGACY;
+    owner = new SocketOwner(socketPath(RegistrationMode.LEGACY), shared, services(mode));
+    watcherSocket.close();
+    try {
+      if (!takeLease()) {
+        awaitHandover();
+      }
+    } catch (IOException e) {
+      LOG.warn("{}: cannot open the serving lease: {}", name, describe(e));
+    }
+    backoff.reset();
+    requestRegistrationNow("fallback to legacy registration");
+  }
+
   /** Whether the plugin can see kubelet.sock at all (plugin watcher mode may not mount it). */
   private boolean kubeletSocketVisible() {
-    return mode == RegistrationMode.LEGACY || java.nio.file.Files.isDirectory(config.pluginDir());
+    return mode == RegistrationMode.LEGACY || Files.isDirectory(config.pluginDir());
   }
 
   private void markLost(String reason) {
@@ -748,7 +868,16 @@ public final class ResourcePlugin implements PluginEndpoint {
       return;
     }
     registered = false;
-    LOG.info("{}: lost the kubelet: {}", name, reason);
+    lostSinceNanos = System.nanoTime();
+    if (mode == RegistrationMode.PLUGIN_WATCHER && owner.stillOurs()) {
+      LOG.info(
+          "{}: lost the kubelet: {}; its plugin watcher finds {} again when it is back",
+          name,
+          reason,
+          owner.socket());
+    } else {
+      LOG.info("{}: lost the kubelet: {}", name, reason);
+    }
     shared.listeners().kubeletLost(name);
   }
 
@@ -756,45 +885,11 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /** Asks for a call of the backend's {@code devices()} soon; repeated requests coalesce. */
   public void rescan() {
-    if (closed || !rescanQueued.compareAndSet(false, true)) {
-      return;
-    }
-    discovery.execute(
-        () -> {
-          rescanQueued.set(false);
-          if (closed) {
-            return;
-          }
-          try {
-            devices.publish(readDevices());
-          } catch (Exception e) {
-            backendFailed("devices", e);
-          }
-        });
+    discovery.rescan();
   }
 
-  private List<Device> readDevices() throws Exception {
-    List<Device> list = backend.devices();
-    if (list == null) {
-      throw new IllegalStateException("devices() returned null");
-    }
-    return list;
-  }
-
-  private void backendFailed(String operation, Exception e) {
-    BackendException error =
-        new BackendException(
-            operation,
-            "the backend of "
-                + name
-                + " failed in "
-                + operation
-                + "(): "
-                + describe(e)
-                + "; the last good device list stays",
-            e);
+  private void backendFailed(BackendException error) {
     lastError = error.getMessage();
-    deviceLog.warn(error.getMessage(), e);
     shared.listeners().error(name, error);
   }
 
@@ -856,18 +951,21 @@ public final class ResourcePlugin implements PluginEndpoint {
     if (quiet < config.streamGrace().toNanos()) {
       return;
     }
-    LOG.warn(
-        "{}: the kubelet has no device stream open ({} ms after it closed or after registering);"
-            + " registering again",
-        name,
-        config.streamGrace().toMillis());
-    markLost("the kubelet has no device stream open");
     if (mode == RegistrationMode.LEGACY) {
+      LOG.warn(
+          "{}: the kubelet has no device stream open ({} ms after it closed or after"
+              + " registering); registering again",
+          name,
+          config.streamGrace().toMillis());
+      markLost("the kubelet has no device stream open");
       requestRegistrationNow("device stream closed");
     } else {
+      // The kubelet went away (it restarts) or dropped the resource: its plugin watcher finds the
+      // socket again by itself; re-creating it now would only deregister it once more.
+      markLost("the kubelet has no device stream open");
       cancel(pending);
       pending = null;
-      watcherDelay = Duration.ofMillis(1);
+      watcherDelay = config.watcherKick();
       armWatcherKick();
     }
   }

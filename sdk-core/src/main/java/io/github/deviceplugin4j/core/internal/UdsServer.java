@@ -20,7 +20,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -201,20 +200,29 @@ public final class UdsServer {
   }
 
   /**
-   * Stops accepting at once but lets running calls finish for a while (the socket file is gone or
-   * replaced already); forces the rest closed after the grace period.
-   *
-   * @param timer schedules the forced close
-   * @param grace how long running calls may continue
-   * @param unit unit of {@code grace}
+   * Stops accepting new connections (the listening socket is closed; its file is gone or replaced
+   * already) but keeps every open connection and its calls, however long they last. The kubelet
+   * never closes a superseded connection on its own, and when any ListAndWatch stream of a resource
+   * ends it takes the whole resource offline: so a superseded connection must stay open until the
+   * kubelet drops it (it restarts) or the plugin stops ({@link #close(long)}). The server
+   * terminates by itself once its last connection is gone.
    */
-  public void retire(ScheduledExecutorService timer, long grace, TimeUnit unit) {
+  public void retire() {
     server.shutdown();
-    try {
-      timer.schedule(server::shutdownNow, grace, unit);
-    } catch (RuntimeException shuttingDown) {
-      server.shutdownNow();
-    }
+  }
+
+  /**
+   * Whether the server has stopped and every connection is gone.
+   *
+   * @return true once terminated
+   */
+  public boolean isTerminated() {
+    return server.isTerminated();
+  }
+
+  /** Cuts every connection and call now, without waiting; see {@link #close(long)}. */
+  void shutdownNow() {
+    server.shutdownNow();
   }
 
   /**

@@ -1,0 +1,154 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.BackendException;
+import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.DeviceBackend;
+import io.github.deviceplugin4j.core.DeviceSink;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Discovery of one resource's devices: the backend's lifecycle, its {@code devices()} reads (one at
+ * a time, so that lists are published in the order read), rescans and polling.
+ */
+final class Discovery {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
+  private static final Duration WARN_PERIOD = Duration.ofMinutes(1);
+
+  private final String name;
+  private final DeviceBackend backend;
+  private final DeviceState devices;
+  private final Shared shared;
+  private final SerialExecutor reads;
+  private final Consumer<BackendException> failed;
+  private final RateLimitedLog log = new RateLimitedLog(LOG, WARN_PERIOD);
+  private final AtomicBoolean rescanQueued = new AtomicBoolean();
+  private final DeviceSink sink;
+  private volatile boolean closed;
+
+  /**
+   * Discovery for a backend.
+   *
+   * @param backend the vendor's backend
+   * @param devices where lists go
+   * @param shared the host's shared resources
+   * @param failed told about every backend failure (after it was logged)
+   */
+  Discovery(
+      DeviceBackend backend,
+      DeviceState devices,
+      Shared shared,
+      Consumer<BackendException> failed) {
+    this.name = backend.resourceName();
+    this.backend = backend;
+    this.devices = devices;
+    this.shared = shared;
+    this.reads = new SerialExecutor(shared.workers());
+    this.failed = failed;
+    this.sink =
+        new DeviceSink() {
+          @Override
+          public void publish(List<Device> snapshot) {
+            Objects.requireNonNull(snapshot, "snapshot");
+            if (!closed) {
+              devices.publish(snapshot);
+            }
+          }
+
+          @Override
+          public void rescan() {
+            Discovery.this.rescan();
+          }
+        };
+  }
+
+  /**
+   * Starts the backend and loads the first list, on the caller's thread; then polls if the backend
+   * asks for it.
+   *
+   * @throws BackendException when the backend's {@code start} fails
+   */
+  void start() {
+    try {
+      backend.start(sink);
+    } catch (Exception e) {
+      throw new BackendException(
+          "start", "the backend of " + name + " failed to start: " + ResourcePlugin.describe(e), e);
+    }
+    try {
+      devices.applyNow(read());
+    } catch (Exception e) {
+      backendFailed("devices", e);
+      devices.applyNow(List.of());
+    }
+    Duration poll = backend.pollInterval();
+    if (poll != null && poll.compareTo(Duration.ZERO) > 0) {
+      long nanos = poll.toNanos();
+      shared.timer().scheduleWithFixedDelay(this::rescan, nanos, nanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Asks for a call of the backend's {@code devices()} soon; repeated requests coalesce. */
+  void rescan() {
+    if (closed || !rescanQueued.compareAndSet(false, true)) {
+      return;
+    }
+    reads.execute(
+        () -> {
+          rescanQueued.set(false);
+          if (closed) {
+            return;
+          }
+          try {
+            devices.publish(read());
+          } catch (Exception e) {
+            backendFailed("devices", e);
+          }
+        });
+  }
+
+  /** No more reads or publications. */
+  void close() {
+    closed = true;
+  }
+
+  /** Stops the backend; a failure is logged. */
+  void stopBackend() {
+    try {
+      backend.stop();
+    } catch (RuntimeException e) {
+      LOG.warn("The backend of {} failed to stop cleanly", name, e);
+    }
+  }
+
+  private List<Device> read() throws Exception {
+    List<Device> list = backend.devices();
+    if (list == null) {
+      throw new IllegalStateException("devices() returned null");
+    }
+    return list;
+  }
+
+  private void backendFailed(String operation, Exception e) {
+    BackendException error =
+        new BackendException(
+            operation,
+            "the backend of "
+                + name
+                + " failed in "
+                + operation
+                + "(): "
+                + ResourcePlugin.describe(e)
+                + "; the last good device list stays",
+            e);
+    log.warn(error.getMessage(), e);
+    failed.accept(error);
+  }
+}

@@ -1,0 +1,155 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.RegistrationException;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One legacy {@code Register} call on {@code kubelet.sock}, negotiating the API version: each
+ * version the SDK speaks is tried in order of preference while the kubelet refuses the version.
+ */
+final class LegacyRegister {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
+  private static final Pattern KUBELET_VERSIONS =
+      Pattern.compile("[Ss]upported versions? (?:is|are):? *\\[([^\\]]*)\\]");
+  private static final Pattern MANAGER_VERSION = Pattern.compile("manager version, ([^,]+),");
+
+  private final String name;
+  private final EngineConfig config;
+  private final Path kubeletSocket;
+
+  LegacyRegister(String name, EngineConfig config, Path kubeletSocket) {
+    this.name = name;
+    this.config = config;
+    this.kubeletSocket = kubeletSocket;
+  }
+
+  /**
+   * Registers an endpoint.
+   *
+   * @param ch a channel to {@code kubelet.sock}; shut down when the call is over
+   * @param endpoint the socket's file name in the plugin directory
+   * @param requests what the options say
+   * @param executor where the outcome (and every step) runs
+   * @return completes with the accepted API version, or fails with a {@link DevicePluginException}
+   *     naming what to do
+   */
+  CompletableFuture<String> register(
+      ManagedChannel ch, String endpoint, RequestHandler requests, Executor executor) {
+    CompletableFuture<String> result = new CompletableFuture<>();
+    tryVersion(ch, endpoint, requests, executor, 0, result);
+    return result;
+  }
+
+  private void tryVersion(
+      ManagedChannel ch,
+      String endpoint,
+      RequestHandler requests,
+      Executor executor,
+      int index,
+      CompletableFuture<String> result) {
+    ApiAdapter adapter = config.adapters().get(index);
+    adapter
+        .register(
+            ch,
+            name,
+            endpoint,
+            requests.preStartRequired(),
+            requests.preferredAllocationAvailable(),
+            config.registerDeadline())
+        .whenCompleteAsync(
+            (ok, error) -> {
+              if (error == null) {
+                ch.shutdown();
+                result.complete(adapter.version());
+                return;
+              }
+              Status status = Status.fromThrowable(error);
+              boolean versionRefused = isVersionRefusal(status);
+              if (versionRefused && index + 1 < config.adapters().size() && !result.isDone()) {
+                LOG.info(
+                    "{}: the kubelet refused API version {} ({}); trying {}",
+                    name,
+                    adapter.version(),
+                    status.getDescription(),
+                    config.adapters().get(index + 1).version());
+                tryVersion(ch, endpoint, requests, executor, index + 1, result);
+                return;
+              }
+              ch.shutdown();
+              result.completeExceptionally(registerError(status, versionRefused));
+            },
+            executor);
+  }
+
+  private static boolean isVersionRefusal(Status status) {
+    String d = String.valueOf(status.getDescription()).toLowerCase(Locale.ROOT);
+    return status.getCode() != Status.Code.UNAVAILABLE
+        && d.contains("version")
+        && d.contains("not supported");
+  }
+
+  private DevicePluginException registerError(Status status, boolean versionRefused) {
+    List<String> sdk = ApiVersions.versions(config.adapters());
+    String text = status.getCode() + ": " + status.getDescription();
+    if (versionRefused) {
+      List<String> kubelet = parseVersions(String.valueOf(status.getDescription()));
+      return new RegistrationException(
+          "no kubelet device plugin API version fits: the kubelet supports "
+              + (kubelet.isEmpty() ? "(unknown)" : kubelet)
+              + ", this SDK speaks "
+              + sdk
+              + " (kubelet said: "
+              + status.getDescription()
+              + "); upgrade deviceplugin4j or the kubelet",
+          kubelet,
+          sdk);
+    }
+    if (status.getCode() == Status.Code.UNAVAILABLE
+        || status.getCode() == Status.Code.DEADLINE_EXCEEDED
+        || status.getCode() == Status.Code.CANCELLED) {
+      // CANCELLED: the kubelet went away in the middle of the call (it restarts); not a refusal.
+      return new DevicePluginException(
+          "cannot reach the kubelet at " + kubeletSocket + " to register " + name + ": " + text);
+    }
+    return new RegistrationException(
+        "the kubelet refused to register " + name + ": " + text, List.of(), sdk);
+  }
+
+  /**
+   * The versions a kubelet's refusal names.
+   *
+   * @param text the kubelet's error text
+   * @return versions, empty when none are named
+   */
+  static List<String> parseVersions(String text) {
+    Matcher m = KUBELET_VERSIONS.matcher(text);
+    if (m.find()) {
+      List<String> out = new ArrayList<>();
+      for (String v : m.group(1).split("[\\s,]+")) {
+        String t = v.replace("\"", "").replace("'", "").trim();
+        if (!t.isEmpty()) {
+          out.add(t);
+        }
+      }
+      return out;
+    }
+    Matcher manager = MANAGER_VERSION.matcher(text);
+    if (manager.find()) {
+      return List.of(manager.group(1).trim());
+    }
+    return List.of();
+  }
+}

@@ -124,8 +124,9 @@ public final class ResourcePlugin implements PluginEndpoint {
             name,
             backend,
             devices,
+            shared.workers(),
             shared.timer(),
-            config.allocationTimeout(),
+            config.requestDeadlines(),
             this::requestFailed);
     this.backoff = new Backoff(config.backoffInitial(), config.backoffMax());
     this.watcherDelay = config.watcherKick();
@@ -239,8 +240,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   private UdsServer serve(SocketFiles.Identity replacing) throws IOException {
-    return UdsServer.start(
-        socket, config.socketPermissions(), services, shared.group(), shared.workers(), replacing);
+    return UdsServer.start(socket, config.socketPermissions(), services, shared.group(), replacing);
   }
 
   /**

@@ -15,6 +15,8 @@ import java.util.Objects;
  *
  * @param resourceName the resource
  * @param devices the known devices, in the kubelet's order, each with its current health
+ *     <p>Unknown IDs are text the kubelet sent, checked only for being well-formed (1 to 63
+ *     characters, no control characters): never use one as a file name or in a command.
  * @param unknownIds IDs of the request that the plugin does not advertise (any more)
  */
 public record PreStartRequest(String resourceName, List<Device> devices, List<String> unknownIds) {

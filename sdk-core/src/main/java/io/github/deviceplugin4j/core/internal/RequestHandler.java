@@ -222,11 +222,38 @@ public final class RequestHandler {
   }
 
   /**
-   * One container of a GetPreferredAllocation request, repaired: what the vendor policy is asked,
-   * or null when the request cannot be put to it, and the fallback answer.
+   * One container of a GetPreferredAllocation request, repaired: what the vendor policy is asked
+   * (null when the request cannot be put to it), and what a fallback answer is made of.
    */
   private record PreferredPlan(
-      PreferredAllocationRequest request, Set<String> availableIds, List<String> fallback) {}
+      PreferredAllocationRequest request,
+      List<String> mustIds,
+      Set<String> availableIds,
+      int size,
+      Snapshot snapshot) {
+
+    /**
+     * A valid-as-can-be answer, computed only when needed: every must-include ID first, then
+     * available devices in the order the plugin advertises them, until {@code size} are chosen.
+     */
+    List<String> fallback() {
+      List<String> chosen = new ArrayList<>(Math.max(size, mustIds.size()));
+      chosen.addAll(mustIds);
+      if (chosen.size() >= size) {
+        return chosen;
+      }
+      Set<String> taken = new HashSet<>(mustIds);
+      for (Device d : snapshot.devices()) {
+        if (chosen.size() >= size) {
+          break;
+        }
+        if (availableIds.contains(d.id()) && taken.add(d.id())) {
+          chosen.add(d.id());
+        }
+      }
+      return chosen;
+    }
+  }
 
   /**
    * Chooses preferred devices for each container of a request. Never fails for what can be
@@ -322,8 +349,9 @@ public final class RequestHandler {
    */
   private PreferredPlan plan(int index, PreferredQuery q, Snapshot snapshot, List<String> repairs) {
     Map<String, Device> byId = snapshot.byId();
-    List<String> mustIds = new ArrayList<>(new LinkedHashSet<>(q.mustInclude()));
-    Set<String> mustSet = new HashSet<>(mustIds);
+    List<String> mustIds =
+        q.mustInclude().isEmpty() ? List.of() : List.copyOf(new LinkedHashSet<>(q.mustInclude()));
+    Set<String> mustSet = mustIds.isEmpty() ? Set.of() : new HashSet<>(mustIds);
     List<Device> must = new ArrayList<>(mustIds.size());
     List<String> unknownMust = new ArrayList<>();
     for (String id : mustIds) {
@@ -366,38 +394,16 @@ public final class RequestHandler {
               + available.size()
               + " of the available ones are known and healthy";
     }
-    List<String> fallback = fallback(mustIds, availableIds, snapshot, q.size());
     if (problem != null) {
       repairs.add(problem);
-      return new PreferredPlan(null, availableIds, fallback);
+      return new PreferredPlan(null, mustIds, availableIds, q.size(), snapshot);
     }
     return new PreferredPlan(
         new PreferredAllocationRequest(resource, available, must, q.size()),
+        mustIds,
         availableIds,
-        fallback);
-  }
-
-  /**
-   * A valid-as-can-be answer: every must-include ID first, then available devices in the order the
-   * plugin advertises them, until {@code size} are chosen.
-   */
-  private static List<String> fallback(
-      List<String> mustIds, Set<String> availableIds, Snapshot snapshot, int size) {
-    List<String> chosen = new ArrayList<>(Math.max(size, mustIds.size()));
-    chosen.addAll(mustIds);
-    if (chosen.size() >= size) {
-      return chosen;
-    }
-    Set<String> taken = new HashSet<>(mustIds);
-    for (Device d : snapshot.devices()) {
-      if (chosen.size() >= size) {
-        break;
-      }
-      if (availableIds.contains(d.id()) && taken.add(d.id())) {
-        chosen.add(d.id());
-      }
-    }
-    return chosen;
+        q.size(),
+        snapshot);
   }
 
   /**

@@ -553,6 +553,68 @@ class DevicePluginServiceTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation")
+  void allocationTimeout_stillSetsTheAllocateDeadline() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    CountDownLatch never = new CountDownLatch(1);
+    closeables.add(never::countDown);
+    backend.allocator =
+        r -> {
+          never.await();
+          return r.defaultAllocation();
+        };
+    DevicePluginHost host = start(backend, b -> b.allocationTimeout(Duration.ofMillis(150)));
+    assertThatThrownBy(() -> client(host).blocking().allocate(allocate(List.of("d0"))))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e ->
+                assertThat(e.getStatus().getDescription())
+                    .contains("within 150 ms (allocateDeadline)"));
+  }
+
+  @Test
+  void preStart_aHookPastItsDeadlineIsDeadlineExceededNamingTheOption() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    CountDownLatch never = new CountDownLatch(1);
+    closeables.add(never::countDown);
+    backend.preStart = devices -> never.await();
+    DevicePluginHost host =
+        start(
+            backend,
+            b ->
+                b.allocateDeadline(Duration.ofMillis(50)).preStartDeadline(Duration.ofMillis(300)));
+    assertThatThrownBy(
+            () ->
+                client(host)
+                    .blocking()
+                    .preStartContainer(
+                        PreStartContainerRequest.newBuilder().addDevicesIds("d0").build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+              assertThat(e.getStatus().getDescription())
+                  .contains(
+                      "did not answer PreStartContainer for example.com/dev within 300 ms"
+                          + " (preStartDeadline)");
+            });
+  }
+
+  @Test
+  void deadlines_mustBePositive() {
+    DevicePluginHost.Builder b = DevicePluginHost.builder();
+    assertThatThrownBy(() -> b.allocateDeadline(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("allocateDeadline must be positive, was PT0S");
+    assertThatThrownBy(() -> b.preferredAllocationDeadline(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("preferredAllocationDeadline must be positive");
+    assertThatThrownBy(() -> b.preStartDeadline(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("preStartDeadline must be positive");
+  }
+
+  @Test
   void allocate_aBackendThatHangsTimesOutWithDeadlineExceeded() throws Exception {
     RecordingBackend backend = new RecordingBackend(devices());
     CountDownLatch never = new CountDownLatch(1);
@@ -561,7 +623,7 @@ class DevicePluginServiceTest {
           never.await();
           return r.defaultAllocation();
         };
-    DevicePluginHost host = start(backend, b -> b.allocationTimeout(Duration.ofMillis(200)));
+    DevicePluginHost host = start(backend, b -> b.allocateDeadline(Duration.ofMillis(200)));
     long start = System.nanoTime();
     assertThatThrownBy(() -> client(host).blocking().allocate(allocate(List.of("d0"))))
         .isInstanceOfSatisfying(

@@ -270,64 +270,40 @@ class BadInputTest {
               }
             }));
 
-    rows.add(pref("valid (control)", "OK", "d1", List.of("d0", "d1", "d2"), List.of("d1"), 2));
+    // GetPreferredAllocation never fails: an error fails the pod's admission, while the kubelet
+    // tolerates any answer. What can be repaired is; the rest gets a valid fallback.
+    rows.add(pref("valid (control)", "OK", "d1,d0", List.of("d0", "d1", "d2"), List.of("d1"), 2));
     rows.add(
         pref(
-            "size larger than available",
-            inv,
-            "allocation size 3 does not fit 2 available",
-            List.of("d0", "d1"),
+            "size larger than available (fallback: all of them)",
+            "OK",
+            "d0,d1",
+            List.of("d1", "d0"),
             List.of(),
             3));
-    rows.add(pref("size 0", inv, "allocation size 0 does not fit", List.of("d0"), List.of(), 0));
-    rows.add(pref("negative size", inv, "allocation size -1", List.of("d0"), List.of(), -1));
+    rows.add(pref("size 0 (empty answer)", "OK", "", List.of("d0"), List.of(), 0));
+    rows.add(pref("negative size (empty answer)", "OK", "", List.of("d0"), List.of(), -1));
     rows.add(
         pref(
-            "must-include not in available",
-            inv,
-            "must-include devices [\"d3\"] are not among the available ones",
+            "must-include not in available (kept)",
+            "OK",
+            "d3",
             List.of("d0", "d1"),
             List.of("d3"),
             1));
+    rows.add(pref("unknown must-include (kept)", "OK", "zz,d0", List.of("d0"), List.of("zz"), 2));
+    rows.add(pref("unknown available ID (ignored)", "OK", "d0", List.of("q", "d0"), List.of(), 1));
+    rows.add(pref("duplicate available IDs (once)", "OK", "d0", List.of("d0", "d0"), List.of(), 1));
     rows.add(
-        pref(
-            "unknown available ID",
-            inv,
-            "names unknown device IDs [\"q\"]",
-            List.of("d0", "q"),
-            List.of(),
-            1));
-    rows.add(
-        pref(
-            "duplicate available IDs",
-            inv,
-            "repeats device IDs [\"d0\"]",
-            List.of("d0", "d0"),
-            List.of(),
-            1));
-    rows.add(
-        pref(
-            "unhealthy available ID",
-            pre,
-            "names unhealthy devices [\"u0\"]",
-            List.of("d0", "u0"),
-            List.of(),
-            1));
-    rows.add(pref("empty available list", inv, "names no devices", List.of(), List.of(), 1));
-    rows.add(
-        pref(
-            "10,000 unknown available IDs",
-            inv,
-            "names unknown device IDs",
-            tenThousand,
-            List.of(),
-            1));
+        pref("unhealthy available ID (ignored)", "OK", "d0", List.of("u0", "d0"), List.of(), 1));
+    rows.add(pref("empty available list", "OK", "", List.of(), List.of(), 1));
+    rows.add(pref("10,000 unknown available IDs", "OK", "", tenThousand, List.of(), 1));
     rows.add(
         request(
             "GetPreferredAllocation",
-            "no container requests",
-            inv,
-            "has no container requests",
+            "no container requests (empty answer)",
+            "OK",
+            "",
             () ->
                 req.blocking()
                     .getPreferredAllocation(PreferredAllocationRequest.getDefaultInstance())));
@@ -335,9 +311,9 @@ class BadInputTest {
         new Row(
             "request",
             "GetPreferredAllocation",
-            "plugin does not offer it",
-            inv,
-            "does not advertise it",
+            "plugin does not offer it (fallback)",
+            "OK",
+            "ok",
             () -> {
               try (RawClient other = RawClient.connect(host.status(OUT).socket())) {
                 return call(
@@ -348,17 +324,23 @@ class BadInputTest {
               }
             }));
 
+    // PreStartContainer comes before every container start, maybe long after Allocate, and the
+    // kubelet cannot recover from a refusal: only malformed requests are refused; the hook sees
+    // unknown and unhealthy devices and decides.
     rows.add(preStart("known healthy IDs (control)", "OK", "d3", List.of("d3")));
-    rows.add(
-        preStart(
-            "unknown ID",
-            inv,
-            "PreStartContainer for " + REQ + " names unknown device IDs [\"nope\"]",
-            List.of("nope")));
+    rows.add(preStart("unknown ID (reaches the hook)", "OK", "nope", List.of("nope")));
+    rows.add(preStart("unhealthy ID (reaches the hook)", "OK", "u1", List.of("u1")));
+    rows.add(preStart("10,000 unknown IDs (reach the hook)", "OK", "x9999", tenThousand));
     rows.add(preStart("empty ID list", inv, "names no devices", List.of()));
     rows.add(preStart("duplicate IDs", inv, "repeats device IDs [\"d3\"]", List.of("d3", "d3")));
-    rows.add(preStart("unhealthy ID", pre, "names unhealthy devices [\"u1\"]", List.of("u1")));
-    rows.add(preStart("10,000 unknown IDs", inv, "names unknown device IDs", tenThousand));
+    rows.add(
+        preStart("empty ID", inv, "names malformed device IDs: device ID is empty", List.of("")));
+    rows.add(
+        preStart(
+            "64-character ID",
+            inv,
+            "is 64 characters; the kubelet allows at most 63",
+            List.of("L".repeat(64))));
   }
 
   /** A row for one call on the plugin's request path; the call returns what it got. */

@@ -5,6 +5,7 @@ import io.github.deviceplugin4j.core.internal.ApiVersions;
 import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
+import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -170,7 +171,10 @@ public final class DevicePluginHost implements AutoCloseable {
     private RegistrationMode mode = RegistrationMode.AUTO;
     private Set<PosixFilePermission> socketPermissions =
         PosixFilePermissions.fromString("rw-------");
-    private Duration allocationTimeout = Duration.ofSeconds(10);
+    private Duration allocationTimeout = RequestDeadlines.DEFAULT_ALLOCATE;
+    private Duration allocateDeadline = RequestDeadlines.DEFAULT_ALLOCATE;
+    private Duration preferredAllocationDeadline = RequestDeadlines.DEFAULT_PREFERRED;
+    private Duration preStartDeadline = RequestDeadlines.DEFAULT_PRE_START;
     private Map<String, String> environment = System.getenv();
     private List<ApiAdapter> adapters = ApiVersions.supported();
     private Duration safetyInterval = Duration.ofSeconds(5);
@@ -254,16 +258,72 @@ public final class DevicePluginHost implements AutoCloseable {
     }
 
     /**
-     * Deadline of each backend call on the kubelet's request path ({@link Allocator}, {@link
-     * PreferredAllocator}, {@link PreStartHook}); a late answer fails that call with {@code
-     * DEADLINE_EXCEEDED}. Default 10 seconds.
+     * Deadlines of the {@link Allocator} and {@link PreferredAllocator} calls: sets {@link
+     * #allocateDeadline(Duration)} and {@link #preferredAllocationDeadline(Duration)} both. The
+     * {@link PreStartHook} keeps its own deadline ({@link #preStartDeadline(Duration)}), since the
+     * kubelet's 30 s there are fixed.
      *
      * @param timeout a positive duration
      * @return this builder
+     * @deprecated one deadline does not fit every call; use {@link #allocateDeadline(Duration)},
+     *     {@link #preferredAllocationDeadline(Duration)} and {@link #preStartDeadline(Duration)}
      */
+    @Deprecated
     public Builder allocationTimeout(Duration timeout) {
       this.allocationTimeout = Objects.requireNonNull(timeout, "timeout");
+      this.allocateDeadline = timeout;
+      this.preferredAllocationDeadline = timeout;
       return this;
+    }
+
+    /**
+     * Deadline of an {@link Allocator} call; a late answer fails that Allocate with {@code
+     * DEADLINE_EXCEEDED} and the backend's thread is interrupted. Default 60 seconds: the kubelet
+     * sets no deadline on Allocate, but it admits pods one at a time, so a hung backend would stall
+     * every pod of the node; a minute is longer than any device preparation that belongs in
+     * Allocate (slow work belongs in a {@link PreStartHook}).
+     *
+     * @param deadline a positive duration
+     * @return this builder
+     */
+    public Builder allocateDeadline(Duration deadline) {
+      this.allocateDeadline = positive(deadline, "allocateDeadline");
+      this.allocationTimeout = allocateDeadline;
+      return this;
+    }
+
+    /**
+     * Deadline of a {@link PreferredAllocator} call. When it passes, the kubelet gets a valid
+     * fallback choice instead of an error (an error fails the pod's admission, any answer does
+     * not), so the kubelet is never left waiting and no pod fails for it. Default 10 seconds.
+     *
+     * @param deadline a positive duration
+     * @return this builder
+     */
+    public Builder preferredAllocationDeadline(Duration deadline) {
+      this.preferredAllocationDeadline = positive(deadline, "preferredAllocationDeadline");
+      return this;
+    }
+
+    /**
+     * Deadline of a {@link PreStartHook} call; a late answer fails that PreStartContainer with
+     * {@code DEADLINE_EXCEEDED}. Default 30 seconds, the kubelet's own deadline for the call: a
+     * shorter one would cut hooks the kubelet still waits for, a longer one buys nothing.
+     *
+     * @param deadline a positive duration
+     * @return this builder
+     */
+    public Builder preStartDeadline(Duration deadline) {
+      this.preStartDeadline = positive(deadline, "preStartDeadline");
+      return this;
+    }
+
+    private static Duration positive(Duration d, String name) {
+      Objects.requireNonNull(d, name);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, was " + d);
+      }
+      return d;
     }
 
     /**
@@ -378,7 +438,9 @@ public final class DevicePluginHost implements AutoCloseable {
               watcherFallback,
               Duration.ofMillis(20),
               maxMessageBytes,
-              1);
+              1,
+              new RequestDeadlines(
+                  allocateDeadline, preferredAllocationDeadline, preStartDeadline));
       return new DevicePluginHost(HostEngine.start(config));
     }
 

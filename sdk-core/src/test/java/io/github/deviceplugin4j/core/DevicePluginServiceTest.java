@@ -355,55 +355,38 @@ class DevicePluginServiceTest {
             Status.Code.INVALID_ARGUMENT,
             "PreStartContainer for example.com/dev names no devices"),
         Arguments.of(
-            "PreStartContainer with an unknown device",
+            "PreStartContainer with an empty ID",
             (Call)
                 c ->
                     c.preStartContainer(
-                        PreStartContainerRequest.newBuilder().addDevicesIds("nope").build()),
+                        PreStartContainerRequest.newBuilder()
+                            .addDevicesIds("d0")
+                            .addDevicesIds("")
+                            .build()),
             Status.Code.INVALID_ARGUMENT,
-            "unknown device IDs [\"nope\"]"),
+            "PreStartContainer for example.com/dev names malformed device IDs: device ID is"
+                + " empty"),
         Arguments.of(
-            "GetPreferredAllocation without container requests",
+            "PreStartContainer with an ID over 63 characters",
             (Call)
                 c ->
-                    c.getPreferredAllocation(
-                        io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest
-                            .getDefaultInstance()),
+                    c.preStartContainer(
+                        PreStartContainerRequest.newBuilder()
+                            .addDevicesIds("x".repeat(64))
+                            .build()),
             Status.Code.INVALID_ARGUMENT,
-            "has no container requests"),
+            "is 64 characters; the kubelet allows at most 63"),
         Arguments.of(
-            "GetPreferredAllocation with an unknown available device",
-            (Call) c -> c.getPreferredAllocation(preferred(List.of("d0", "q"), List.of(), 1)),
-            Status.Code.INVALID_ARGUMENT,
-            "unknown device IDs [\"q\"]"),
-        Arguments.of(
-            "GetPreferredAllocation with an unhealthy available device",
-            (Call) c -> c.getPreferredAllocation(preferred(List.of("d0", "d3"), List.of(), 1)),
-            Status.Code.FAILED_PRECONDITION,
-            "unhealthy devices [\"d3\"]"),
-        Arguments.of(
-            "GetPreferredAllocation with must-include outside available",
-            (Call) c -> c.getPreferredAllocation(preferred(List.of("d0", "d1"), List.of("d2"), 2)),
-            Status.Code.INVALID_ARGUMENT,
-            "must-include devices [\"d2\"] are not among the available ones"),
-        Arguments.of(
-            "GetPreferredAllocation with size 0",
-            (Call) c -> c.getPreferredAllocation(preferred(List.of("d0", "d1"), List.of(), 0)),
-            Status.Code.INVALID_ARGUMENT,
-            "allocation size 0 does not fit 2 available"),
-        Arguments.of(
-            "GetPreferredAllocation with size over available",
-            (Call) c -> c.getPreferredAllocation(preferred(List.of("d0"), List.of(), 2)),
-            Status.Code.INVALID_ARGUMENT,
-            "allocation size 2 does not fit 1 available"),
-        Arguments.of(
-            "GetPreferredAllocation with more must-include than size",
+            "PreStartContainer with a repeated ID",
             (Call)
                 c ->
-                    c.getPreferredAllocation(
-                        preferred(List.of("d0", "d1"), List.of("d0", "d1"), 1)),
+                    c.preStartContainer(
+                        PreStartContainerRequest.newBuilder()
+                            .addDevicesIds("d0")
+                            .addDevicesIds("d0")
+                            .build()),
             Status.Code.INVALID_ARGUMENT,
-            "allocation size 1 does not fit 2 available and 2 must-include"));
+            "repeats device IDs [\"d0\"]"));
   }
 
   /** A call on the plugin. */
@@ -437,6 +420,7 @@ class DevicePluginServiceTest {
     volatile Allocator allocator = AllocationRequest::defaultAllocation;
     volatile PreferredAllocator preferred = AllocationPolicies.packed();
     volatile PreStartHook preStart = devices -> {};
+    volatile PreStartRequest lastPreStart;
 
     RecordingBackend(List<Device> devices) {
       super(RESOURCE, devices);
@@ -452,6 +436,12 @@ class DevicePluginServiceTest {
     public List<String> preferredAllocation(PreferredAllocationRequest request) throws Exception {
       calls.add("preferred " + request.availableIds());
       return preferred.preferredAllocation(request);
+    }
+
+    @Override
+    public void preStart(PreStartRequest request) throws Exception {
+      lastPreStart = request;
+      PreStartHook.super.preStart(request);
     }
 
     @Override
@@ -563,6 +553,68 @@ class DevicePluginServiceTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation")
+  void allocationTimeout_stillSetsTheAllocateDeadline() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    CountDownLatch never = new CountDownLatch(1);
+    closeables.add(never::countDown);
+    backend.allocator =
+        r -> {
+          never.await();
+          return r.defaultAllocation();
+        };
+    DevicePluginHost host = start(backend, b -> b.allocationTimeout(Duration.ofMillis(150)));
+    assertThatThrownBy(() -> client(host).blocking().allocate(allocate(List.of("d0"))))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e ->
+                assertThat(e.getStatus().getDescription())
+                    .contains("within 150 ms (allocateDeadline)"));
+  }
+
+  @Test
+  void preStart_aHookPastItsDeadlineIsDeadlineExceededNamingTheOption() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    CountDownLatch never = new CountDownLatch(1);
+    closeables.add(never::countDown);
+    backend.preStart = devices -> never.await();
+    DevicePluginHost host =
+        start(
+            backend,
+            b ->
+                b.allocateDeadline(Duration.ofMillis(50)).preStartDeadline(Duration.ofMillis(300)));
+    assertThatThrownBy(
+            () ->
+                client(host)
+                    .blocking()
+                    .preStartContainer(
+                        PreStartContainerRequest.newBuilder().addDevicesIds("d0").build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+              assertThat(e.getStatus().getDescription())
+                  .contains(
+                      "did not answer PreStartContainer for example.com/dev within 300 ms"
+                          + " (preStartDeadline)");
+            });
+  }
+
+  @Test
+  void deadlines_mustBePositive() {
+    DevicePluginHost.Builder b = DevicePluginHost.builder();
+    assertThatThrownBy(() -> b.allocateDeadline(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("allocateDeadline must be positive, was PT0S");
+    assertThatThrownBy(() -> b.preferredAllocationDeadline(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("preferredAllocationDeadline must be positive");
+    assertThatThrownBy(() -> b.preStartDeadline(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("preStartDeadline must be positive");
+  }
+
+  @Test
   void allocate_aBackendThatHangsTimesOutWithDeadlineExceeded() throws Exception {
     RecordingBackend backend = new RecordingBackend(devices());
     CountDownLatch never = new CountDownLatch(1);
@@ -571,7 +623,7 @@ class DevicePluginServiceTest {
           never.await();
           return r.defaultAllocation();
         };
-    DevicePluginHost host = start(backend, b -> b.allocationTimeout(Duration.ofMillis(200)));
+    DevicePluginHost host = start(backend, b -> b.allocateDeadline(Duration.ofMillis(200)));
     long start = System.nanoTime();
     assertThatThrownBy(() -> client(host).blocking().allocate(allocate(List.of("d0"))))
         .isInstanceOfSatisfying(
@@ -585,43 +637,214 @@ class DevicePluginServiceTest {
   }
 
   @Test
-  void preferred_theAnswerIsCheckedBeforeItIsSent() throws Exception {
+  void preferred_aValidAnswerIsSentAsIs() throws Exception {
     RecordingBackend backend = new RecordingBackend(devices());
-    DevicePluginHost host = start(backend, b -> b);
-    PluginClient client = client(host);
-
+    PluginClient client = client(start(backend, b -> b));
     PreferredAllocationResponse ok =
         client
             .blocking()
             .getPreferredAllocation(preferred(List.of("d2", "d1", "d0"), List.of("d1"), 2));
     assertThat(ok.getContainerResponses(0).getDeviceIDsList()).containsExactly("d1", "d0");
+    assertThat(errors).isEmpty();
+  }
 
-    backend.preferred = r -> List.of("d0");
-    assertThatThrownBy(
-            () ->
-                client
-                    .blocking()
-                    .getPreferredAllocation(preferred(List.of("d0", "d1"), List.of(), 2)))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> {
-              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-              assertThat(e.getStatus().getDescription())
-                  .contains("answer has 1 devices, the kubelet asked for 2");
-            });
+  static Stream<Arguments> brokenPolicies() {
+    return Stream.of(
+        Arguments.of("the wrong size", (PreferredAllocator) r -> List.of("d0")),
+        Arguments.of("a device outside the set", (PreferredAllocator) r -> List.of("d0", "d9")),
+        Arguments.of("a repeated device", (PreferredAllocator) r -> List.of("d1", "d1")),
+        Arguments.of("null", (PreferredAllocator) r -> null),
+        Arguments.of(
+            "an exception",
+            (PreferredAllocator)
+                r -> {
+                  throw new IllegalStateException("policy broke");
+                }));
+  }
 
-    backend.preferred = r -> List.of("d0", "d2");
-    assertThatThrownBy(
+  @ParameterizedTest(name = "a policy answering {0}")
+  @MethodSource("brokenPolicies")
+  void preferred_aBrokenPolicyIsReplacedByAValidFallbackNeverAnError(
+      String name, PreferredAllocator policy) throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    backend.preferred = policy;
+    PluginClient client = client(start(backend, b -> b));
+    // The kubelet's order is Go map order; the fallback takes must-include first, then the
+    // plugin's own order.
+    PreferredAllocationResponse r =
+        client
+            .blocking()
+            .getPreferredAllocation(preferred(List.of("d2", "d1", "d0"), List.of("d2"), 2));
+    assertThat(r.getContainerResponses(0).getDeviceIDsList()).containsExactly("d2", "d0");
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
             () ->
-                client
-                    .blocking()
-                    .getPreferredAllocation(preferred(List.of("d0", "d1"), List.of("d1"), 2)))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e ->
-                assertThat(e.getStatus().getDescription())
-                    .contains("outside the available ones [\"d2\"]")
-                    .contains("leaves out must-include devices [\"d1\"]"));
+                assertThat(errors)
+                    .singleElement()
+                    .satisfies(
+                        e ->
+                            assertThat(e.getMessage())
+                                .contains("GetPreferredAllocation")
+                                .contains("answered with a fallback choice")));
+  }
+
+  @Test
+  void preferred_aPolicyPastItsDeadlineIsReplacedByAFallback() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    CountDownLatch release = new CountDownLatch(1);
+    closeables.add(release::countDown);
+    backend.preferred =
+        r -> {
+          release.await();
+          return r.availableIds().subList(0, r.size());
+        };
+    PluginClient client =
+        client(start(backend, b -> b.preferredAllocationDeadline(Duration.ofMillis(100))));
+    PreferredAllocationResponse r =
+        client.blocking().getPreferredAllocation(preferred(List.of("d1", "d0"), List.of(), 1));
+    assertThat(r.getContainerResponses(0).getDeviceIDsList()).containsExactly("d0");
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(errors)
+                    .singleElement()
+                    .satisfies(
+                        e ->
+                            assertThat(e.getMessage())
+                                .contains("within 100 ms (preferredAllocationDeadline)")
+                                .contains("answered with a fallback choice")));
+  }
+
+  static Stream<Arguments> repairableQueries() {
+    return Stream.of(
+        // name, available, must, size, answer, what the policy was asked (null: not asked)
+        Arguments.of(
+            "an unknown available ID is ignored",
+            List.of("q", "d1", "d0"),
+            List.of(),
+            1,
+            List.of("d0"),
+            "preferred [d1, d0]"),
+        Arguments.of(
+            "an unhealthy available ID is ignored",
+            List.of("d3", "d0"),
+            List.of(),
+            1,
+            List.of("d0"),
+            "preferred [d0]"),
+        Arguments.of(
+            "an unhealthy must-include ID is kept",
+            List.of("d3", "d0"),
+            List.of("d3"),
+            2,
+            List.of("d3", "d0"),
+            "preferred [d3, d0]"),
+        Arguments.of(
+            "a must-include ID outside the available ones is kept",
+            List.of("d0"),
+            List.of("d2"),
+            2,
+            List.of("d2", "d0"),
+            "preferred [d0, d2]"),
+        Arguments.of(
+            "an unknown must-include ID is kept, the policy not asked",
+            List.of("d1", "d0"),
+            List.of("zz"),
+            2,
+            List.of("zz", "d0"),
+            null),
+        Arguments.of(
+            "size over the known healthy ones: all of them",
+            List.of("d3", "d1", "q"),
+            List.of(),
+            3,
+            List.of("d1"),
+            null),
+        Arguments.of(
+            "more must-include than size: all must-include",
+            List.of("d0", "d1"),
+            List.of("d1", "d0"),
+            1,
+            List.of("d1", "d0"),
+            null),
+        Arguments.of(
+            "size 0: an empty answer", List.of("d0", "d1"), List.of(), 0, List.of(), null));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("repairableQueries")
+  void preferred_repairsWhatItCanInsteadOfFailingTheAdmission(
+      String name,
+      List<String> available,
+      List<String> must,
+      int size,
+      List<String> answer,
+      String asked)
+      throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    PluginClient client = client(start(backend, b -> b));
+    PreferredAllocationResponse r =
+        client.blocking().getPreferredAllocation(preferred(available, must, size));
+    assertThat(r.getContainerResponses(0).getDeviceIDsList()).isEqualTo(answer);
+    if (asked == null) {
+      assertThat(backend.calls).isEmpty();
+    } else {
+      assertThat(backend.calls).containsExactly(asked);
+    }
+  }
+
+  @Test
+  void preStart_aDeviceThatTurnedUnhealthyReachesTheHookAndSucceeds() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    PluginClient client = client(start(backend, b -> b));
+    StreamCollector stream = watch(client);
+    stream.next(WAIT);
+    client.blocking().allocate(allocate(List.of("d1")));
+
+    List<Device> flipped = new ArrayList<>(devices());
+    flipped.set(1, flipped.get(1).withHealth(Health.UNHEALTHY));
+    backend.publish(flipped);
+    assertThat(stream.next(WAIT)).contains("d1:Unhealthy:numa1");
+
+    client
+        .blocking()
+        .preStartContainer(PreStartContainerRequest.newBuilder().addDevicesIds("d1").build());
+    assertThat(backend.calls).containsExactly("allocate [d1]", "preStart [d1]");
+    assertThat(backend.lastPreStart.unhealthy()).extracting(Device::id).containsExactly("d1");
+    assertThat(backend.lastPreStart.unknownIds()).isEmpty();
+  }
+
+  @Test
+  void preStart_anUnknownIdReachesTheHookWhichAloneMayRefuse() throws Exception {
+    RecordingBackend backend = new RecordingBackend(devices());
+    PluginClient client = client(start(backend, b -> b));
+    client
+        .blocking()
+        .preStartContainer(
+            PreStartContainerRequest.newBuilder()
+                .addDevicesIds("gone")
+                .addDevicesIds("d0")
+                .build());
+    assertThat(backend.lastPreStart.unknownIds()).containsExactly("gone");
+    assertThat(backend.lastPreStart.devices()).extracting(Device::id).containsExactly("d0");
+    assertThat(backend.calls)
+        .as("the List form sees the known devices")
+        .containsExactly("preStart [d0]");
+  }
+
+  @Test
+  void preStart_withoutAHookEveryWellFormedIdSucceeds() throws Exception {
+    PluginClient client = client(start(new TestBackend(RESOURCE, devices()), b -> b));
+    client
+        .blocking()
+        .preStartContainer(
+            PreStartContainerRequest.newBuilder()
+                .addDevicesIds("d3")
+                .addDevicesIds("gone")
+                .build());
+    assertThat(errors).isEmpty();
   }
 
   @Test

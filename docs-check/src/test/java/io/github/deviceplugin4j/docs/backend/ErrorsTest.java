@@ -70,7 +70,7 @@ class ErrorsTest {
         DevicePluginHost.builder()
             .pluginDir(kubelet.pluginDir())
             .registrationMode(RegistrationMode.LEGACY)
-            .allocationTimeout(Duration.ofMillis(300))
+            .allocateDeadline(Duration.ofMillis(300))
             .backend(backend)
             .start();
     kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
@@ -137,7 +137,7 @@ class ErrorsTest {
   }
 
   @Test
-  void aBackendTooSlowForTheAllocationTimeoutIsDeadlineExceeded() {
+  void aBackendTooSlowForItsAllocateDeadlineIsDeadlineExceeded() {
     start(
         new Scripted(
             r -> {
@@ -153,7 +153,7 @@ class ErrorsTest {
     assertThat(e.description())
         .isEqualTo(
             "the backend did not answer Allocate for example.com/accel within 300 ms"
-                + " (allocationTimeout)");
+                + " (allocateDeadline)");
   }
 
   @Test

@@ -18,7 +18,8 @@ import java.util.Set;
  * @param mode the requested registration mode (may be AUTO)
  * @param socketPermissions permissions of every socket the plugin creates
  * @param listeners status listeners
- * @param allocationTimeout deadline of each backend call on the kubelet's request path
+ * @param allocationTimeout the builder's deprecated {@code allocationTimeout}; the request path
+ *     uses {@link #requestDeadlines()}, whose Allocate and GetPreferredAllocation deadlines it set
  * @param adapters API versions, most preferred first
  * @param safetyInterval period of the safety check for missed file events
  * @param backoffInitial first retry delay after a failed registration
@@ -32,6 +33,7 @@ import java.util.Set;
  * @param coalesceWindow device list changes closer together than this are sent as one
  * @param maxMessageBytes largest ListAndWatch message
  * @param eventLoopThreads threads of the shared event loop group
+ * @param requestDeadlines deadline of each kind of backend call on the kubelet's request path
  */
 public record EngineConfig(
     List<DeviceBackend> backends,
@@ -51,7 +53,8 @@ public record EngineConfig(
     Duration watcherFallback,
     Duration coalesceWindow,
     int maxMessageBytes,
-    int eventLoopThreads) {
+    int eventLoopThreads,
+    RequestDeadlines requestDeadlines) {
 
   /**
    * Copies the collections.
@@ -74,12 +77,14 @@ public record EngineConfig(
    * @param coalesceWindow see {@link #coalesceWindow()}
    * @param maxMessageBytes see {@link #maxMessageBytes()}
    * @param eventLoopThreads see {@link #eventLoopThreads()}
+   * @param requestDeadlines see {@link #requestDeadlines()}
    */
   public EngineConfig {
     backends = List.copyOf(backends);
     socketPermissions = Set.copyOf(socketPermissions);
     listeners = List.copyOf(listeners);
     adapters = List.copyOf(adapters);
+    requestDeadlines = requestDeadlines == null ? RequestDeadlines.DEFAULTS : requestDeadlines;
   }
 
   /** The kubelet's socket name in the plugin directory. */

@@ -9,7 +9,9 @@ import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import io.github.deviceplugin4j.core.InvalidRequestException;
+import io.github.deviceplugin4j.core.NonBlocking;
 import io.github.deviceplugin4j.core.PreStartHook;
+import io.github.deviceplugin4j.core.PreStartRequest;
 import io.github.deviceplugin4j.core.PreferredAllocationRequest;
 import io.github.deviceplugin4j.core.PreferredAllocator;
 import java.time.Duration;
@@ -17,11 +19,13 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -61,35 +65,73 @@ public final class RequestHandler {
   private final Allocator allocator;
   private final PreferredAllocator preferredAllocator;
   private final PreStartHook preStartHook;
+  private final boolean allocatorInline;
+  private final boolean preferredInline;
+  private final boolean preStartInline;
+  private final Executor workers;
   private final ScheduledExecutorService timer;
-  private final Duration timeout;
+  private final RequestDeadlines deadlines;
   private final Consumer<DevicePluginException> errors;
 
   /**
-   * A request handler; capabilities are detected here, once.
+   * A request handler; capabilities, and which of them are declared {@link NonBlocking}, are
+   * detected here, once.
    *
    * @param resource the resource name
    * @param backend the backend
    * @param state the device state
+   * @param workers where backend calls that may block run
    * @param timer for deadlines
-   * @param timeout deadline of each backend call
-   * @param errors where failures are reported
+   * @param deadlines deadline of each kind of backend call
+   * @param errors where failures are reported; called on a worker thread
    */
   public RequestHandler(
       String resource,
       DeviceBackend backend,
       DeviceState state,
+      Executor workers,
       ScheduledExecutorService timer,
-      Duration timeout,
+      RequestDeadlines deadlines,
       Consumer<DevicePluginException> errors) {
     this.resource = resource;
     this.state = state;
     this.allocator = backend instanceof Allocator a ? a : null;
     this.preferredAllocator = backend instanceof PreferredAllocator p ? p : null;
     this.preStartHook = backend instanceof PreStartHook h ? h : null;
+    this.allocatorInline =
+        allocator != null && nonBlocking(backend, "allocate", AllocationRequest.class);
+    this.preferredInline =
+        preferredAllocator != null
+            && nonBlocking(backend, "preferredAllocation", PreferredAllocationRequest.class);
+    this.preStartInline =
+        preStartHook != null
+            && (nonBlocking(backend, "preStart", List.class)
+                || nonBlocking(backend, "preStart", PreStartRequest.class));
+    this.workers = workers;
     this.timer = timer;
-    this.timeout = timeout;
+    this.deadlines = deadlines;
     this.errors = errors;
+  }
+
+  /**
+   * Whether a backend declares a capability's method {@link NonBlocking}, on the method or on its
+   * class.
+   *
+   * @param backend the backend
+   * @param method the capability's method name
+   * @param parameter its parameter type
+   * @return true when the core may call it on the event loop
+   */
+  static boolean nonBlocking(Object backend, String method, Class<?> parameter) {
+    Class<?> type = backend.getClass();
+    if (type.isAnnotationPresent(NonBlocking.class)) {
+      return true;
+    }
+    try {
+      return type.getMethod(method, parameter).isAnnotationPresent(NonBlocking.class);
+    } catch (NoSuchMethodException | SecurityException e) {
+      return false;
+    }
   }
 
   /**
@@ -112,7 +154,9 @@ public final class RequestHandler {
   }
 
   /**
-   * Allocates devices for each container of a request.
+   * Allocates devices for each container of a request. Validation and a declarative answer (no
+   * {@link Allocator}) complete on the calling thread; an {@link Allocator} runs on a worker thread
+   * with its deadline unless declared {@link NonBlocking}.
    *
    * @param containers device IDs per container
    * @return one allocation per container, in order; or a typed failure
@@ -142,6 +186,10 @@ public final class RequestHandler {
     }
     return callBackend(
         "Allocate",
+        "allocateDeadline",
+        deadlines.allocate(),
+        allocatorInline,
+        true,
         () -> {
           List<ContainerAllocation> answers = new ArrayList<>(requests.size());
           for (int i = 0; i < requests.size(); i++) {
@@ -174,92 +222,188 @@ public final class RequestHandler {
   }
 
   /**
-   * Chooses preferred devices for each container of a request.
+   * One container of a GetPreferredAllocation request, repaired: what the vendor policy is asked
+   * (null when the request cannot be put to it), and what a fallback answer is made of.
+   */
+  private record PreferredPlan(
+      PreferredAllocationRequest request,
+      List<String> mustIds,
+      Set<String> availableIds,
+      int size,
+      Snapshot snapshot) {
+
+    /**
+     * A valid-as-can-be answer, computed only when needed: every must-include ID first, then
+     * available devices in the order the plugin advertises them, until {@code size} are chosen.
+     */
+    List<String> fallback() {
+      List<String> chosen = new ArrayList<>(Math.max(size, mustIds.size()));
+      chosen.addAll(mustIds);
+      if (chosen.size() >= size) {
+        return chosen;
+      }
+      Set<String> taken = new HashSet<>(mustIds);
+      for (Device d : snapshot.devices()) {
+        if (chosen.size() >= size) {
+          break;
+        }
+        if (availableIds.contains(d.id()) && taken.add(d.id())) {
+          chosen.add(d.id());
+        }
+      }
+      return chosen;
+    }
+  }
+
+  /**
+   * Chooses preferred devices for each container of a request. Never fails for what can be
+   * repaired, since an error fails the pod's admission while the kubelet tolerates any answer:
+   * unknown or unhealthy available IDs are ignored, every must-include ID is kept, and when the
+   * vendor policy cannot be asked, fails, passes its deadline or answers something invalid, the
+   * answer is a valid fallback (must-include IDs first, then available devices in the order the
+   * plugin advertises them), reported as an error (logged, rate-limited).
    *
    * @param queries one per container
    * @return the chosen IDs per container
    */
   public CompletableFuture<List<List<String>>> preferred(List<PreferredQuery> queries) {
-    if (preferredAllocator == null) {
-      return failed(
+    Snapshot snapshot = state.current();
+    List<PreferredPlan> plans = new ArrayList<>(queries.size());
+    List<String> repairs = new ArrayList<>();
+    for (int i = 0; i < queries.size(); i++) {
+      plans.add(plan(i, queries.get(i), snapshot, repairs));
+    }
+    if (!repairs.isEmpty()) {
+      report(
           new InvalidRequestException(
-              "GetPreferredAllocation called for "
+              "GetPreferredAllocation for "
                   + resource
-                  + ", but the plugin does not advertise it (its backend does not implement"
-                  + " PreferredAllocator)",
+                  + " answered with a fallback choice: "
+                  + String.join("; ", repairs),
               List.of()));
     }
-    List<PreferredAllocationRequest> requests = new ArrayList<>(queries.size());
-    List<Set<String>> availableSets = new ArrayList<>(queries.size());
-    try {
-      if (queries.isEmpty()) {
-        throw new InvalidRequestException(
-            "GetPreferredAllocation for " + resource + " has no container requests", List.of());
-      }
-      Snapshot snapshot = state.current();
-      for (int i = 0; i < queries.size(); i++) {
-        PreferredQuery q = queries.get(i);
-        String what = "GetPreferredAllocation container request " + i;
-        List<Device> available = Validation.resolve(what, resource, q.available(), snapshot, true);
-        Set<String> availableIds = new HashSet<>(q.available());
-        Set<String> outside = new LinkedHashSet<>();
-        for (String id : q.mustInclude()) {
-          if (!availableIds.contains(id)) {
-            outside.add(id);
-          }
-        }
-        if (!outside.isEmpty()) {
-          throw new InvalidRequestException(
-              what
-                  + " for "
-                  + resource
-                  + ": must-include devices "
-                  + Validation.quote(outside)
-                  + " are not among the available ones",
-              List.copyOf(outside));
-        }
-        List<Device> must =
-            q.mustInclude().isEmpty()
-                ? List.of()
-                : Validation.resolve(what, resource, q.mustInclude(), snapshot, true);
-        if (q.size() < 1 || q.size() > available.size() || q.size() < must.size()) {
-          throw new InvalidRequestException(
-              what
-                  + " for "
-                  + resource
-                  + ": allocation size "
-                  + q.size()
-                  + " does not fit "
-                  + available.size()
-                  + " available and "
-                  + must.size()
-                  + " must-include devices",
-              List.of());
-        }
-        requests.add(new PreferredAllocationRequest(resource, available, must, q.size()));
-        availableSets.add(availableIds);
-      }
-    } catch (DevicePluginException e) {
-      return failed(e);
+    // Without a PreferredAllocator the kubelet does not call this (the option is not advertised);
+    // if something does, a fallback answers it.
+    boolean askVendor =
+        preferredAllocator != null && plans.stream().anyMatch(p -> p.request() != null);
+    if (!askVendor) {
+      return CompletableFuture.completedFuture(
+          plans.stream().map(PreferredPlan::fallback).toList());
     }
     return callBackend(
-        "GetPreferredAllocation",
-        () -> {
-          List<List<String>> answers = new ArrayList<>(requests.size());
-          for (int i = 0; i < requests.size(); i++) {
-            List<String> answer = preferredAllocator.preferredAllocation(requests.get(i));
-            List<String> problems =
-                preferredProblems(requests.get(i), answer, availableSets.get(i));
-            if (!problems.isEmpty()) {
-              int index = i;
-              throw new InvalidBackendDataException(
-                  "GetPreferredAllocation",
-                  problems.stream().map(p -> "container request " + index + ": " + p).toList());
-            }
-            answers.add(List.copyOf(answer));
-          }
-          return answers;
-        });
+            "GetPreferredAllocation",
+            "preferredAllocationDeadline",
+            deadlines.preferred(),
+            preferredInline,
+            false,
+            () -> {
+              List<List<String>> answers = new ArrayList<>(plans.size());
+              List<String> problems = new ArrayList<>();
+              for (int i = 0; i < plans.size(); i++) {
+                answers.add(ask(i, plans.get(i), problems));
+              }
+              if (!problems.isEmpty()) {
+                report(
+                    new InvalidBackendDataException(
+                        "GetPreferredAllocation",
+                        problems.stream()
+                            .map(p -> p + "; answered with a fallback choice")
+                            .toList()));
+              }
+              return answers;
+            })
+        .exceptionally(
+            error -> {
+              DevicePluginException e = unwrap(error);
+              report(
+                  e instanceof BackendException b && b.timedOut()
+                      ? new BackendException(
+                          "GetPreferredAllocation",
+                          e.getMessage() + "; answered with a fallback choice",
+                          e.getCause(),
+                          true)
+                      : new BackendException(
+                          "GetPreferredAllocation",
+                          e.getMessage() + "; answered with a fallback choice",
+                          e.getCause() == null ? e : e.getCause()));
+              return plans.stream().map(PreferredPlan::fallback).toList();
+            });
+  }
+
+  /** Asks the vendor policy about one container; its answer when valid, else the fallback. */
+  private List<String> ask(int index, PreferredPlan plan, List<String> problems) throws Exception {
+    if (plan.request() == null) {
+      return plan.fallback();
+    }
+    List<String> answer = preferredAllocator.preferredAllocation(plan.request());
+    List<String> found = preferredProblems(plan.request(), answer, plan.availableIds());
+    if (!found.isEmpty()) {
+      problems.add("container request " + index + ": " + String.join(", ", found));
+      return plan.fallback();
+    }
+    return List.copyOf(answer);
+  }
+
+  /**
+   * Repairs one container's query: what the vendor policy may be asked, and the fallback answer.
+   */
+  private PreferredPlan plan(int index, PreferredQuery q, Snapshot snapshot, List<String> repairs) {
+    Map<String, Device> byId = snapshot.byId();
+    List<String> mustIds =
+        q.mustInclude().isEmpty() ? List.of() : List.copyOf(new LinkedHashSet<>(q.mustInclude()));
+    Set<String> mustSet = mustIds.isEmpty() ? Set.of() : new HashSet<>(mustIds);
+    List<Device> must = new ArrayList<>(mustIds.size());
+    List<String> unknownMust = new ArrayList<>();
+    for (String id : mustIds) {
+      Device d = byId.get(id);
+      if (d == null) {
+        unknownMust.add(id);
+      } else {
+        must.add(d);
+      }
+    }
+    // Available: known devices that are healthy, or must be included anyway; kubelet's order.
+    List<Device> available = new ArrayList<>(q.available().size() + must.size());
+    Set<String> availableIds = new HashSet<>();
+    for (String id : q.available()) {
+      Device d = byId.get(id);
+      if (d != null && (d.isHealthy() || mustSet.contains(id)) && availableIds.add(id)) {
+        available.add(d);
+      }
+    }
+    for (Device d : must) {
+      if (availableIds.add(d.id())) {
+        available.add(d);
+      }
+    }
+    String what = "container request " + index;
+    String problem = null;
+    if (!unknownMust.isEmpty()) {
+      problem = what + " must include unknown devices " + Validation.quote(unknownMust);
+    } else if (q.size() < 1) {
+      problem = what + " asks for " + q.size() + " devices";
+    } else if (q.size() < must.size()) {
+      problem =
+          what + " asks for " + q.size() + " devices but must include " + must.size() + " devices";
+    } else if (q.size() > available.size()) {
+      problem =
+          what
+              + " asks for "
+              + q.size()
+              + " devices but only "
+              + available.size()
+              + " of the available ones are known and healthy";
+    }
+    if (problem != null) {
+      repairs.add(problem);
+      return new PreferredPlan(null, mustIds, availableIds, q.size(), snapshot);
+    }
+    return new PreferredPlan(
+        new PreferredAllocationRequest(resource, available, must, q.size()),
+        mustIds,
+        availableIds,
+        q.size(),
+        snapshot);
   }
 
   /**
@@ -314,15 +458,18 @@ public final class RequestHandler {
   }
 
   /**
-   * Runs the pre-start hook for a container's devices.
+   * Runs the pre-start hook for a container's devices. Only malformed requests are refused (no IDs,
+   * an empty, over-long or control-character ID, a repeated ID): the kubelet calls this before
+   * every container start, never checks health and cannot recover from a refusal, so unhealthy and
+   * unknown devices reach the hook, which alone may refuse. Without a hook it succeeds.
    *
    * @param ids the devices
    * @return completes when the hook succeeded
    */
   public CompletableFuture<Void> preStart(List<String> ids) {
-    List<Device> devices;
+    PreStartRequest request;
     try {
-      devices = Validation.resolve("PreStartContainer", resource, ids, state.current(), true);
+      request = preStartRequest(ids);
     } catch (DevicePluginException e) {
       return failed(e);
     }
@@ -331,27 +478,112 @@ public final class RequestHandler {
     }
     return callBackend(
         "PreStartContainer",
+        "preStartDeadline",
+        deadlines.preStart(),
+        preStartInline,
+        true,
         () -> {
-          preStartHook.preStart(devices);
+          preStartHook.preStart(request);
           return null;
         });
   }
 
+  private PreStartRequest preStartRequest(List<String> ids) {
+    String what = "PreStartContainer";
+    if (ids.isEmpty()) {
+      throw new InvalidRequestException(what + " for " + resource + " names no devices", List.of());
+    }
+    Map<String, Device> byId = state.current().byId();
+    List<Device> devices = new ArrayList<>(ids.size());
+    List<String> unknown = List.of();
+    Set<String> seen = ids.size() == 1 ? null : new HashSet<>(ids.size() * 2);
+    List<String> malformed = null;
+    Set<String> repeated = null;
+    for (String id : ids) {
+      String problem = Validation.deviceIdProblem(id);
+      if (problem != null) {
+        malformed = malformed == null ? new ArrayList<>() : malformed;
+        malformed.add(problem);
+        continue;
+      }
+      if (seen != null && !seen.add(id)) {
+        repeated = repeated == null ? new LinkedHashSet<>() : repeated;
+        repeated.add(id);
+        continue;
+      }
+      Device d = byId.get(id);
+      if (d != null) {
+        devices.add(d);
+      } else {
+        unknown = unknown.isEmpty() ? new ArrayList<>() : unknown;
+        unknown.add(id);
+      }
+    }
+    if (malformed != null) {
+      throw new InvalidRequestException(
+          what
+              + " for "
+              + resource
+              + " names malformed device IDs: "
+              + String.join("; ", malformed.subList(0, Math.min(5, malformed.size())))
+              + (malformed.size() > 5 ? "; ... and " + (malformed.size() - 5) + " more" : ""),
+          List.of());
+    }
+    if (repeated != null) {
+      throw new InvalidRequestException(
+          what + " for " + resource + " repeats device IDs " + Validation.quote(repeated),
+          List.copyOf(repeated));
+    }
+    return new PreStartRequest(resource, devices, unknown);
+  }
+
   private <T> CompletableFuture<T> failed(DevicePluginException e) {
-    errors.accept(e);
+    report(e);
     return CompletableFuture.failedFuture(e);
   }
 
   /**
-   * Calls the backend on the calling thread (a gRPC executor thread, never an event loop), with a
-   * deadline: when it passes, the future fails at once with {@code DEADLINE_EXCEEDED} (so the
-   * kubelet gets its answer) and the calling thread is interrupted, but only while it is still
-   * inside the backend. Running inline saves a hand-off to another thread on every call; a backend
-   * that hangs holds this thread instead of another thread of the same pool.
+   * Reports a failure on a worker thread: the caller may be the event loop, and reporting runs the
+   * vendor's listeners.
    */
-  private <T> CompletableFuture<T> callBackend(String operation, Callable<T> call) {
+  private void report(DevicePluginException e) {
+    try {
+      workers.execute(() -> errors.accept(e));
+    } catch (RejectedExecutionException shuttingDown) {
+      errors.accept(e);
+    }
+  }
+
+  /**
+   * Calls the backend with a deadline. A call declared {@link NonBlocking} runs on the calling
+   * thread (the event loop), without a deadline. Any other runs on a worker thread: when the
+   * deadline passes, the future fails at once with {@code DEADLINE_EXCEEDED} (so the kubelet gets
+   * its answer) and the worker is interrupted, but only while it is still inside the backend; the
+   * event loop never waits for it.
+   *
+   * @param option the builder option that sets the deadline, named in the timeout message
+   * @param reportFailure whether a failure is reported here (else the caller reports it)
+   */
+  private <T> CompletableFuture<T> callBackend(
+      String operation,
+      String option,
+      Duration timeout,
+      boolean inline,
+      boolean reportFailure,
+      Callable<T> call) {
+    if (inline) {
+      try {
+        return CompletableFuture.completedFuture(call.call());
+      } catch (Throwable t) {
+        DevicePluginException e = wrap(operation, t);
+        if (reportFailure) {
+          report(e);
+        }
+        return CompletableFuture.failedFuture(e);
+      }
+    }
     CompletableFuture<T> result = new CompletableFuture<>();
-    InlineCall inline = new InlineCall(Thread.currentThread());
+    OffloadedCall running = new OffloadedCall();
     ScheduledFuture<?> deadline;
     try {
       deadline =
@@ -367,11 +599,13 @@ public final class RequestHandler {
                                 + resource
                                 + " within "
                                 + timeout.toMillis()
-                                + " ms (allocationTimeout)",
+                                + " ms ("
+                                + option
+                                + ")",
                             null,
                             true));
                 if (timedOut) {
-                  inline.interrupt();
+                  running.interrupt();
                 }
               },
               timeout.toNanos(),
@@ -383,40 +617,57 @@ public final class RequestHandler {
         result.whenComplete(
             (value, error) -> {
               deadline.cancel(false);
-              if (error != null) {
+              if (error != null && reportFailure) {
                 errors.accept(unwrap(error));
               }
             });
     try {
-      result.complete(call.call());
-    } catch (Throwable t) {
-      result.completeExceptionally(wrap(operation, t));
-    } finally {
-      inline.done();
+      workers.execute(
+          () -> {
+            if (result.isDone() || !running.enter()) {
+              return; // the deadline passed before a worker took the call
+            }
+            try {
+              result.complete(call.call());
+            } catch (Throwable t) {
+              result.completeExceptionally(wrap(operation, t));
+            } finally {
+              running.done();
+            }
+          });
+    } catch (RejectedExecutionException shuttingDown) {
+      result.completeExceptionally(
+          new BackendException(operation, "the plugin is shutting down", shuttingDown));
     }
     return answered;
   }
 
-  /** The thread running a backend call inline, interruptible only while it is in the call. */
-  private static final class InlineCall {
-    private final Thread thread;
-    private boolean running = true;
+  /** The worker thread running a backend call, interruptible only while it is in the call. */
+  private static final class OffloadedCall {
+    private Thread thread;
+    private boolean finished;
     private boolean interrupted;
 
-    InlineCall(Thread thread) {
-      this.thread = thread;
+    /** Enters the call on the current thread; false when the deadline passed already. */
+    synchronized boolean enter() {
+      if (finished) {
+        return false;
+      }
+      thread = Thread.currentThread();
+      return true;
     }
 
     synchronized void interrupt() {
-      if (running) {
+      if (thread != null && !finished) {
         interrupted = true;
         thread.interrupt();
       }
+      finished = true;
     }
 
     /** Leaves the call; an interrupt meant for it must not reach the thread's next task. */
     synchronized void done() {
-      running = false;
+      finished = true;
       if (interrupted) {
         Thread.interrupted();
       }

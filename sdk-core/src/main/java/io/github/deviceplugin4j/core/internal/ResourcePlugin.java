@@ -130,8 +130,9 @@ public final class ResourcePlugin implements PluginEndpoint {
             name,
             backend,
             devices,
+            shared.workers(),
             shared.timer(),
-            config.allocationTimeout(),
+            config.requestDeadlines(),
             this::requestFailed);
     this.discovery = new Discovery(backend, devices, shared, this::backendFailed);
     this.legacy = new LegacyRegister(name, config, kubeletSocket);

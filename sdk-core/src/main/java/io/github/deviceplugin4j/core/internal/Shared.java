@@ -15,7 +15,8 @@ import java.util.concurrent.ScheduledExecutorService;
  *
  * @param config the configuration
  * @param group the event loop group of every server and channel
- * @param workers gRPC call executor and backend calls
+ * @param workers vendor code that may block (request path, discovery), engine tasks, and the
+ *     executor of the client channels; the servers run their calls on the event loop
  * @param timer deadlines, retries, safety checks
  * @param listeners the vendor's listeners
  */

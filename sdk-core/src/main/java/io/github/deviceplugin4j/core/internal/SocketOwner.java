@@ -79,7 +79,6 @@ final class SocketOwner {
             shared.config().socketPermissions(),
             services,
             shared.group(),
-            shared.workers(),
             previous == null ? null : previous.identity());
     if (previous != null) {
       previous.retire();

@@ -19,7 +19,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -54,8 +53,9 @@ public final class UdsServer {
    * @param path the final socket path
    * @param permissions the socket file's permissions
    * @param services what to serve
-   * @param group the shared event loop group
-   * @param executor where calls run
+   * @param group the shared event loop group; every call runs on it (gRPC's direct executor), so
+   *     the services must never block: the request path hands vendor code that may block to worker
+   *     threads itself
    * @param replacing the identity of this plugin's own current socket at the path, which is
    *     replaced without a liveness probe; null when there is none
    * @return the running server
@@ -68,7 +68,6 @@ public final class UdsServer {
       Set<PosixFilePermission> permissions,
       List<ServerServiceDefinition> services,
       EventLoopGroup group,
-      Executor executor,
       SocketFiles.Identity replacing)
       throws IOException {
     if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)
@@ -85,7 +84,9 @@ public final class UdsServer {
               .channelType(NioServerDomainSocketChannel.class)
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
-              .executor(executor)
+              // Calls stay on the event loop: handing each one to an executor thread and back
+              // costs more than the whole call (about 150 us at p50). Nothing here blocks.
+              .directExecutor()
               // grpc-netty sets SO_KEEPALIVE on every accepted channel; Unix sockets do not know
               // it, and Netty would log a warning per connection. null removes the option.
               .withChildOption(ChannelOption.SO_KEEPALIVE, null);

@@ -50,17 +50,28 @@ public final class PodResourcesClient implements AutoCloseable {
   /** Environment variable overriding the socket for {@link #connect()}. */
   public static final String ENV_SOCKET = "POD_RESOURCES_SOCKET";
 
+  /**
+   * Default limit of a response, 16 MiB: a {@code List} on a large node exceeds gRPC's default of 4
+   * MiB (every pod and container with its devices, CPUs and memory).
+   */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
   private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
   private final Path socket;
   private final Duration timeout;
+  private final int maxMessageBytes;
   private final EventLoopGroup group;
   private final ExecutorService executor;
   private final ManagedChannel channel;
 
-  private PodResourcesClient(Path socket, Duration timeout) {
+  /** Set once the kubelet showed it does not serve {@code Get}; {@code List} answers then. */
+  private volatile boolean getUnavailable;
+
+  private PodResourcesClient(Path socket, Duration timeout, int maxMessageBytes) {
     this.socket = socket;
     this.timeout = timeout;
+    this.maxMessageBytes = maxMessageBytes;
     this.group =
         new MultiThreadIoEventLoopGroup(
             1, Threads.factory("podresources-eventloop", true), NioIoHandler.newFactory());
@@ -72,6 +83,7 @@ public final class PodResourcesClient implements AutoCloseable {
             .executor(executor)
             .offloadExecutor(executor)
             .usePlaintext()
+            .maxInboundMessageSize(maxMessageBytes)
             .withOption(ChannelOption.SO_KEEPALIVE, null)
             .build();
   }
@@ -98,19 +110,37 @@ public final class PodResourcesClient implements AutoCloseable {
   }
 
   /**
-   * A client on a socket with a deadline per call. Connects lazily.
+   * A client on a socket with a deadline per call, receiving responses up to {@value
+   * #DEFAULT_MAX_MESSAGE_BYTES} bytes. Connects lazily.
    *
    * @param socket the kubelet's PodResources socket
    * @param timeout deadline of each call
    * @return the client
    */
   public static PodResourcesClient connect(Path socket, Duration timeout) {
+    return connect(socket, timeout, DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  /**
+   * A client on a socket with a deadline per call and a limit on the size of a response. A response
+   * over the limit fails the call with {@code RESOURCE_EXHAUSTED}. Connects lazily.
+   *
+   * @param socket the kubelet's PodResources socket
+   * @param timeout deadline of each call
+   * @param maxMessageBytes the largest response accepted, in bytes
+   * @return the client
+   */
+  public static PodResourcesClient connect(Path socket, Duration timeout, int maxMessageBytes) {
     Objects.requireNonNull(socket, "socket");
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("timeout must be positive, was " + timeout);
     }
-    return new PodResourcesClient(socket.toAbsolutePath(), timeout);
+    if (maxMessageBytes < 1) {
+      throw new IllegalArgumentException(
+          "maxMessageBytes must be positive, was " + maxMessageBytes);
+    }
+    return new PodResourcesClient(socket.toAbsolutePath(), timeout, maxMessageBytes);
   }
 
   /**
@@ -156,8 +186,10 @@ public final class PodResourcesClient implements AutoCloseable {
   }
 
   /**
-   * One pod's resources ({@code Get}; the kubelet's {@code KubeletPodResourcesGet} feature must be
-   * on).
+   * One pod's resources. Asks {@code Get}, which returns one pod instead of every pod of the node;
+   * where the kubelet does not offer it (before Kubernetes 1.27, or with the {@code
+   * KubeletPodResourcesGet} feature off, the default before 1.34), the pod is looked up in {@code
+   * List}, and this client asks {@code List} directly from then on.
    *
    * @param namespace the pod's namespace
    * @param name the pod's name
@@ -167,17 +199,23 @@ public final class PodResourcesClient implements AutoCloseable {
   public Optional<PodResources> get(String namespace, String name) {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(name, "name");
+    if (getUnavailable) {
+      return fromList(namespace, name);
+    }
     GetPodResourcesRequest request =
         GetPodResourcesRequest.newBuilder().setPodNamespace(namespace).setPodName(name).build();
     try {
-      GetPodResourcesResponse response =
-          stub().withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).get(request);
+      GetPodResourcesResponse response = stub().get(request);
       return response.hasPodResources()
           ? Optional.of(convert(response.getPodResources()))
           : Optional.empty();
     } catch (StatusRuntimeException e) {
       Status s = e.getStatus();
       String d = String.valueOf(s.getDescription()).toLowerCase(java.util.Locale.ROOT);
+      if (s.getCode() == Status.Code.UNIMPLEMENTED || d.contains("get method disabled")) {
+        getUnavailable = true;
+        return fromList(namespace, name);
+      }
       if (s.getCode() == Status.Code.NOT_FOUND || d.contains("not found")) {
         return Optional.empty();
       }
@@ -185,8 +223,24 @@ public final class PodResourcesClient implements AutoCloseable {
     }
   }
 
+  private Optional<PodResources> fromList(String namespace, String name) {
+    return list().stream()
+        .filter(p -> p.namespace().equals(namespace) && p.name().equals(name))
+        .findFirst();
+  }
+
   /**
-   * Which container holds a device, from {@link #list()}.
+   * Whether {@link #get} found that the kubelet does not serve {@code Get} and uses {@code List}.
+   *
+   * @return true after the first such call
+   */
+  public boolean usesListForGet() {
+    return getUnavailable;
+  }
+
+  /**
+   * Which container holds a device, from {@link #list()} (the kubelet offers no lookup by device:
+   * {@code Get} needs the pod's name, see {@link #ownerOf(String, String, String, String)}).
    *
    * @param resourceName e.g. {@code vendor.example.com/fpga}
    * @param deviceId the device ID
@@ -197,11 +251,38 @@ public final class PodResourcesClient implements AutoCloseable {
     Objects.requireNonNull(resourceName, "resourceName");
     Objects.requireNonNull(deviceId, "deviceId");
     for (PodResources pod : list()) {
-      for (ContainerResources c : pod.containers()) {
-        for (ContainerDevices d : c.devices()) {
-          if (d.resourceName().equals(resourceName) && d.deviceIds().contains(deviceId)) {
-            return Optional.of(new DeviceOwner(pod.namespace(), pod.name(), c.name()));
-          }
+      Optional<DeviceOwner> owner = owner(pod, resourceName, deviceId);
+      if (owner.isPresent()) {
+        return owner;
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Which container of a known pod holds a device, from {@link #get} (one pod, not the node's whole
+   * list, where the kubelet offers {@code Get}).
+   *
+   * @param resourceName e.g. {@code vendor.example.com/fpga}
+   * @param deviceId the device ID
+   * @param namespace the pod's namespace
+   * @param podName the pod's name
+   * @return the owner, or empty when the pod is unknown or none of its containers holds the device
+   * @throws PodResourcesException when the call fails
+   */
+  public Optional<DeviceOwner> ownerOf(
+      String resourceName, String deviceId, String namespace, String podName) {
+    Objects.requireNonNull(resourceName, "resourceName");
+    Objects.requireNonNull(deviceId, "deviceId");
+    return get(namespace, podName).flatMap(pod -> owner(pod, resourceName, deviceId));
+  }
+
+  private static Optional<DeviceOwner> owner(
+      PodResources pod, String resourceName, String deviceId) {
+    for (ContainerResources c : pod.containers()) {
+      for (ContainerDevices d : c.devices()) {
+        if (d.resourceName().equals(resourceName) && d.deviceIds().contains(deviceId)) {
+          return Optional.of(new DeviceOwner(pod.namespace(), pod.name(), c.name()));
         }
       }
     }
@@ -239,6 +320,12 @@ public final class PodResourcesClient implements AutoCloseable {
     String hint = "";
     if (s.getCode() == Status.Code.UNAVAILABLE && !Files.exists(socket)) {
       hint = " (the socket does not exist: is the kubelet running and " + socket + " mounted?)";
+    } else if (s.getCode() == Status.Code.RESOURCE_EXHAUSTED
+        && isOverSizeLimit(String.valueOf(s.getDescription()))) {
+      hint =
+          " (the response is over this client's limit of "
+              + maxMessageBytes
+              + " bytes; connect with a larger maxMessageBytes)";
     } else if (s.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
       hint = " (the kubelet rate-limits PodResources calls; call less often)";
     }
@@ -253,6 +340,12 @@ public final class PodResourcesClient implements AutoCloseable {
             + hint,
         s.getCode().name(),
         e);
+  }
+
+  /** gRPC's wording for a message over the receive limit (it changed between versions). */
+  private static boolean isOverSizeLimit(String description) {
+    return description.contains("exceeds maximum size")
+        || description.contains("message larger than max");
   }
 
   private static PodResources convert(io.github.deviceplugin4j.api.podresources.v1.PodResources p) {

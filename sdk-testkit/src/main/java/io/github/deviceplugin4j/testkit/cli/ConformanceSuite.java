@@ -378,7 +378,7 @@ final class ConformanceSuite {
   private void settle() {
     try {
       awaitEvent(
-          registration.at(),
+          new Mark(registration.seq(), registration.nanos(), registration.at()),
           e -> e.kind() == Kind.LIST_AND_WATCH && e.resource().equals(resource),
           INITIAL_LIST_LIMIT.multipliedBy(3));
     } catch (AssertionError e) {

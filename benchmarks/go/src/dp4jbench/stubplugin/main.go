@@ -117,7 +117,19 @@ func (s *stub) serve() error {
 }
 
 func (s *stub) register() error {
-	conn, err := common.Dial(filepath.Join(s.dir, "kubelet.sock"))
+	kubelet := filepath.Join(s.dir, "kubelet.sock")
+	// inotify reports kubelet.sock at bind(), before the kubelet listens: a connection attempt in
+	// that window is refused, and grpc-go would then back off for a whole second. Wait until the
+	// socket accepts connections (at most 10 s), then dial as usual.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		c, err := net.Dial("unix", kubelet)
+		if err == nil {
+			c.Close()
+			break
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	conn, err := common.Dial(kubelet)
 	if err != nil {
 		return err
 	}

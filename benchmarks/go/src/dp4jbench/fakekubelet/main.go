@@ -12,7 +12,8 @@
 // Lines printed (times in ns since kubelet.sock was served):
 //
 //	registered resource=<r> endpoint=<e> register=<ns> options=<ns> list=<ns>   the first registration
-//	cold first=<ns> idle=<ns> idle_seconds=<s>   with -cold-idle: Allocate right after the first list, and after the idle time
+//	cold first=<ns>   with -cold-idle: one Allocate right after the first list
+//	idle allocate=<ns> idle_seconds=<s>   with -cold-idle: one Allocate after the idle time
 //	restart i=<n> register=<ns> options=<ns> list=<ns>   each measured restart (warm-up restarts have i < 0)
 //	done
 package main
@@ -173,12 +174,13 @@ func main() {
 		if err != nil {
 			fail(err.Error())
 		}
+		fmt.Printf("cold first=%d\n", first)
 		time.Sleep(*coldIdle) // the idle time is what is measured against: no event to wait for
 		idle, err := allocate(r)
 		if err != nil {
 			fail(err.Error())
 		}
-		fmt.Printf("cold first=%d idle=%d idle_seconds=%g\n", first, idle, coldIdle.Seconds())
+		fmt.Printf("idle allocate=%d idle_seconds=%g\n", idle, coldIdle.Seconds())
 	}
 	for i := -*warmup; i < *restarts; i++ {
 		k.stop()

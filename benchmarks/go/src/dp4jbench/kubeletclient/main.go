@@ -2,7 +2,7 @@
 // device manager does (one connection per plugin, dialed like its endpoint), and prints the
 // latency of Allocate calls, or of the whole admit path, as machine-readable lines:
 //
-//	result target=<name> concurrency=<n> calls=<n> p50=<ns> p90=<ns> p99=<ns> p999=<ns> max=<ns> ops=<calls/s>
+//	result target=<name> concurrency=<n> calls=<n> p50=<ns> p90=<ns> p99=<ns> p999=<ns> max=<ns> ops=<calls/s> rpcs=<calls to the plugin per operation>
 //
 // Usage:
 //
@@ -120,10 +120,10 @@ func main() {
 		}
 		for _, t := range ts {
 			s := common.Sorted(lat[t])
-			fmt.Printf("result target=%s concurrency=%d calls=%d p50=%d p90=%d p99=%d p999=%d max=%d ops=%.1f\n",
+			fmt.Printf("result target=%s concurrency=%d calls=%d p50=%d p90=%d p99=%d p999=%d max=%d ops=%.1f rpcs=%d\n",
 				t.name, c, len(s), common.Percentile(s, 50), common.Percentile(s, 90),
 				common.Percentile(s, 99), common.Percentile(s, 99.9), s[len(s)-1],
-				float64(len(s))/wall[t].Seconds())
+				float64(len(s))/wall[t].Seconds(), rpcs(t, *mode))
 		}
 	}
 	for _, t := range ts {
@@ -193,6 +193,21 @@ func call(t *target, mode string, i int) error {
 		}
 	}
 	return nil
+}
+
+// rpcs is the number of calls one measured operation makes to the plugin.
+func rpcs(t *target, mode string) int {
+	if mode != "admit" {
+		return 1
+	}
+	n := 1
+	if t.options.GetPreferredAllocationAvailable {
+		n++
+	}
+	if t.options.PreStartRequired {
+		n++
+	}
+	return n
 }
 
 // rotate returns ids starting at i: the kubelet's available IDs come in no fixed order.

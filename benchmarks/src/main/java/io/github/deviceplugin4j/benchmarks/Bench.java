@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.benchmarks;
 
 import io.github.deviceplugin4j.benchmarks.process.ColdStartScenario;
+import io.github.deviceplugin4j.benchmarks.process.GoFlags;
 import io.github.deviceplugin4j.benchmarks.process.MemoryScenario;
 import io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario;
 import java.io.ByteArrayOutputStream;
@@ -53,7 +54,8 @@ public final class Bench {
         new ScaleScenario(),
         new ColdStartScenario(),
         new MemoryScenario(),
-        new MultiResourceScenario());
+        new MultiResourceScenario(),
+        new GoFlags());
   }
 
   /**

@@ -170,6 +170,20 @@ public final class GoAllocate {
       int warmup,
       int calls)
       throws Exception {
+    return client(go, dir, mode, mode, targets, concurrencies, warmup, calls);
+  }
+
+  /** Runs the Go client once, its output in {@code client-<label>.log}. */
+  static Map<String, Map<Integer, GoLines.Line>> client(
+      GoPrograms go,
+      Path dir,
+      String label,
+      String mode,
+      List<String> targets,
+      List<Integer> concurrencies,
+      int warmup,
+      int calls)
+      throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(go.kubeletClient().toString());
     cmd.addAll(targets);
@@ -180,7 +194,7 @@ public final class GoAllocate {
     cmd.add("-warmup=" + warmup);
     cmd.add("-calls=" + calls);
     cmd.add("-rounds=" + ROUNDS);
-    Path log = dir.resolve("client-" + mode + ".log");
+    Path log = dir.resolve("client-" + label + ".log");
     JavaProcess p = JavaProcess.exec(cmd, Map.of(), log);
     String out = GoLines.awaitSuccess(p, log, Duration.ofMinutes(30));
     Map<String, Map<Integer, GoLines.Line>> results = new LinkedHashMap<>();
@@ -204,6 +218,12 @@ public final class GoAllocate {
         "p99.9",
         "max",
         "ops/s");
+  }
+
+  private static List<String> admitColumns() {
+    List<String> cols = new ArrayList<>(columns());
+    cols.add(3, "RPCs");
+    return cols;
   }
 
   private static void allocateTable(
@@ -278,16 +298,24 @@ public final class GoAllocate {
                 + " GetPreferredAllocation (when the plugin offers it), Allocate, PreStartContainer"
                 + " (when required), concurrency 1, "
                 + Fmt.count(sizes.admitCalls())
-                + " admits per plugin after as many warm-up admits; latencies in µs. Ratio rows:"
-                + " plugin / go-stub.",
-            columns().toArray(String[]::new));
+                + " admits per plugin after as many warm-up admits; latencies in µs. RPCs: calls"
+                + " to the plugin per admit (sdk-declarative offers neither preferred allocation"
+                + " nor pre-start, so its admit is one Allocate). Ratio rows: plugin / go-stub.",
+            admitColumns().toArray(String[]::new));
     GoLines.Line go = results.get(GO).get(1);
     for (Plugin p : plugins) {
-      rows.add(row(1, p, results.get(p.name()).get(1)));
+      GoLines.Line l = results.get(p.name()).get(1);
+      List<String> row = new ArrayList<>(row(1, p, l));
+      row.add(3, l.get("rpcs"));
+      rows.add(row);
     }
     for (Plugin p : plugins) {
       if (!p.name().equals(GO)) {
-        rows.add(ratioRow(1, "**" + p.name() + " / go-stub**", results.get(p.name()).get(1), go));
+        List<String> row =
+            new ArrayList<>(
+                ratioRow(1, "**" + p.name() + " / go-stub**", results.get(p.name()).get(1), go));
+        row.add(3, "");
+        rows.add(row);
       }
     }
   }

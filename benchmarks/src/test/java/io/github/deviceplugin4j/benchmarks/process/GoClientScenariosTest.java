@@ -83,6 +83,9 @@ class GoClientScenariosTest {
     Report.Table admit = report.table(GoAllocate.ADMIT).orElseThrow();
     assertThat(admit.rows()).hasSize(plugins.size());
     assertThat(number(admit.cell(0, "p50"))).isPositive();
+    // The Go stub offers preferred allocation and pre-start; the declarative plugin neither.
+    assertThat(admit.cell(0, "RPCs")).isEqualTo("3");
+    assertThat(admit.cell(1, "RPCs")).isEqualTo("1");
     assertThat(report.targets())
         .extracting(Report.Target::name)
         .contains("Go client: FPGA example (image flags) Allocate p50, concurrency 1");
@@ -107,11 +110,61 @@ class GoClientScenariosTest {
   }
 
   @Test
-  void withoutGo_bothScenariosSkipNamingTheInstallCommand() throws Exception {
+  void flagsWithGoClient_comparesEveryFlagSetWithTheGoStubAndTheColdAllocate() throws Exception {
+    assumeGo();
+    Report report = run(new GoFlags());
+
+    List<String> rows =
+        List.of(
+            "go-stub",
+            "JDK 17 defaults",
+            "image flags",
+            "image flags, C2 allowed",
+            "image flags, pooled Netty, 2 event loops");
+    Report.Table t = report.table(GoFlags.TITLE).orElseThrow();
+    assertThat(t.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
+    for (int r = 0; r < t.rows().size(); r++) {
+      assertThat(number(t.cell(r, "c=1 p99"))).isGreaterThanOrEqualTo(number(t.cell(r, "c=1 p50")));
+      assertThat(number(t.cell(r, "c=16 p50"))).isPositive();
+      assertThat(number(t.cell(r, "c=16 ops/s"))).isPositive();
+      assertThat(number(t.cell(r, "RSS idle (MiB)"))).isBetween(1.0, 2048.0);
+      assertThat(number(t.cell(r, "RSS after load (MiB)"))).isBetween(1.0, 2048.0);
+      assertThat(number(t.cell(r, "restart max")))
+          .isGreaterThanOrEqualTo(number(t.cell(r, "restart p50")))
+          .isPositive();
+    }
+    Report.Table cold = report.table(GoFlags.COLD).orElseThrow();
+    assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
+    for (int r = 0; r < cold.rows().size(); r++) {
+      assertThat(cold.cell(r, "processes"))
+          .isEqualTo(String.valueOf(Sizes.quick().coldAllocates()));
+      assertThat(number(cold.cell(r, "first Allocate p50"))).isPositive();
+      assertThat(number(cold.cell(r, "after idle p50"))).isPositive();
+    }
+    assertThat(cold.cell(0, "first p50 / go-stub")).isEqualTo("1.00×");
+  }
+
+  @Test
+  void flagsWithTheJvmClient_isSkippedWithTheReason() throws Exception {
+    Report report = new Report();
+    new GoFlags()
+        .run(
+            new BenchContext(
+                Sizes.quick(),
+                root,
+                Path.of(System.getProperty("bench.examplesDir", "../examples"))),
+            report);
+    assertThat(report.table("Skipped: flags").orElseThrow().cell(0, "reason"))
+        .contains("--client=go");
+  }
+
+  @Test
+  void withoutGo_theGoScenariosSkipNamingTheInstallCommand() throws Exception {
     assumeFalse(GoPrograms.goOnPath(), "go is on PATH: the scenarios run instead of skipping");
-    for (Scenario s : List.of(new AllocateScenario(), new RestartScenario())) {
+    for (Scenario s : List.of(new AllocateScenario(), new RestartScenario(), new GoFlags())) {
       Report report = run(s);
-      Report.Table t = report.table("Skipped: " + s.name() + " --client=go").orElseThrow();
+      String title = "Skipped: " + s.name() + (s instanceof GoFlags ? "" : " --client=go");
+      Report.Table t = report.table(title).orElseThrow();
       assertThat(t.cell(0, "reason"))
           .contains("Go is not installed")
           .contains("apt-get install -y golang-go golang-google-grpc-dev");

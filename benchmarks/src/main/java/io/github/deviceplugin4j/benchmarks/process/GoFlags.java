@@ -9,6 +9,7 @@ import io.github.deviceplugin4j.benchmarks.Stats;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.Registration;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,7 +35,9 @@ import java.util.stream.Collectors;
  *
  * <p>Flag sets: the JDK 17 defaults; the image's flags (with its AppCDS archive); the image's flags
  * with C2 allowed (no {@code -XX:TieredStopAtLevel=1}); the image's flags with Netty's pooled
- * allocator and two event loop threads.
+ * allocator and two event loop threads; and, when a JDK 25 is installed ({@value #JDK25_PROPERTY},
+ * default Temurin 25's path), the image's flags on JDK 25 with an AOT cache trained like the image
+ * build's AppCDS archive.
  */
 public final class GoFlags implements Scenario {
 
@@ -61,6 +64,18 @@ public final class GoFlags implements Scenario {
       return flags == null;
     }
   }
+
+  /** The JDK 25 launcher of the optional AOT cache row; {@value #JDK25_PROPERTY} overrides it. */
+  static Path jdk25() {
+    return Path.of(
+        System.getProperty(JDK25_PROPERTY, "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"));
+  }
+
+  /** System property naming a JDK 25 {@code java} launcher for the AOT cache row. */
+  public static final String JDK25_PROPERTY = "bench.jdk25";
+
+  /** Name of the optional row: the image's flags on JDK 25 with an AOT cache instead of AppCDS. */
+  public static final String AOT_ROW = "JDK 25, image flags + AOT cache";
 
   /** The flag sets compared, given the image's AppCDS flags. */
   static List<Config> configs(JvmFlags.FlagSet image) {
@@ -95,7 +110,10 @@ public final class GoFlags implements Scenario {
     GoPrograms go = found.get();
     Sizes sizes = ctx.sizes();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    List<Config> configs = configs(AppCds.of(ctx, node).imageBuild().flags());
+    List<Config> configs = new ArrayList<>(configs(AppCds.of(ctx, node).imageBuild().flags()));
+    if (Files.isExecutable(jdk25())) {
+      configs.add(new Config(AOT_ROW, AppCds.aotCache(ctx, node.jar(), jdk25())));
+    }
     Map<Config, List<String>> rows = new LinkedHashMap<>();
     loadAndMemory(ctx, go, node, configs, rows);
     for (Config c : configs) {
@@ -134,7 +152,9 @@ public final class GoFlags implements Scenario {
                 + " warm-up ones, kubelet.sock served → first ListAndWatch list; ms. \"image"
                 + " flags\" is what the example images run: "
                 + String.join(" ", JvmFlags.RECOMMENDED.flags())
-                + " and the image build's AppCDS archive.",
+                + " and the image build's AppCDS archive; the JDK 25 row (when a JDK 25 is"
+                + " installed) runs the same flags with an AOT cache (-XX:AOTCache) trained by the"
+                + " same CdsTraining run (-XX:AOTCacheOutput) instead of the AppCDS archive.",
             "plugin / flags",
             "c=1 p50",
             "c=1 p99",

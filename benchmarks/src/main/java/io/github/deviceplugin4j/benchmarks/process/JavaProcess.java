@@ -61,7 +61,7 @@ final class JavaProcess implements AutoCloseable {
   static JavaProcess start(
       JvmFlags.FlagSet flags, List<String> args, Map<String, String> env, Path log) {
     List<String> cmd = new ArrayList<>();
-    cmd.add(javaBinary());
+    cmd.add(flags.java() == null ? javaBinary() : flags.java());
     cmd.addAll(flags.flags());
     cmd.addAll(args);
     return exec(cmd, env, log);

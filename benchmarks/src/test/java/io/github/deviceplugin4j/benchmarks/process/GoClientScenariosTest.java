@@ -12,6 +12,7 @@ import io.github.deviceplugin4j.benchmarks.Scenario;
 import io.github.deviceplugin4j.benchmarks.Sizes;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -115,12 +116,16 @@ class GoClientScenariosTest {
     Report report = run(new GoFlags());
 
     List<String> rows =
-        List.of(
-            "go-stub",
-            "JDK 17 defaults",
-            "image flags",
-            "image flags, C2 allowed",
-            "image flags, pooled Netty, 2 event loops");
+        new ArrayList<>(
+            List.of(
+                "go-stub",
+                "JDK 17 defaults",
+                "image flags",
+                "image flags, C2 allowed",
+                "image flags, pooled Netty, 2 event loops"));
+    if (Files.isExecutable(GoFlags.jdk25())) {
+      rows.add(GoFlags.AOT_ROW);
+    }
     Report.Table t = report.table(GoFlags.TITLE).orElseThrow();
     assertThat(t.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
     for (int r = 0; r < t.rows().size(); r++) {

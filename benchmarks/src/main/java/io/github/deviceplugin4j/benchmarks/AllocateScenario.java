@@ -4,10 +4,13 @@ import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc.DevicePluginBlockingStub;
+import io.github.deviceplugin4j.benchmarks.process.GoAllocate;
+import io.github.deviceplugin4j.benchmarks.process.GoPrograms;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,6 +35,15 @@ public final class AllocateScenario implements Scenario {
 
   @Override
   public void run(BenchContext ctx, Report report) throws Exception {
+    if (ctx.client() == BenchContext.Client.GO) {
+      Optional<GoPrograms> go = GoPrograms.build(ctx);
+      if (go.isEmpty()) {
+        report.skipped(name() + " --client=go", GoPrograms.MISSING);
+        return;
+      }
+      GoAllocate.run(ctx, report, go.get());
+      return;
+    }
     Sizes sizes = ctx.sizes();
     List<List<String>> rows =
         report.table(

@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.benchmarks;
 
 import io.github.deviceplugin4j.benchmarks.process.ColdStartScenario;
+import io.github.deviceplugin4j.benchmarks.process.GoFlags;
 import io.github.deviceplugin4j.benchmarks.process.MemoryScenario;
 import io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario;
 import java.io.ByteArrayOutputStream;
@@ -27,7 +28,13 @@ import java.util.stream.Stream;
  *
  * <pre>
  * java -jar benchmarks/target/deviceplugin4j-benchmarks.jar [--quick] [--only=a,b] [--out=file.md]
+ *     [--client=jvm|go]
  * </pre>
+ *
+ * <p>{@code --client=go} drives the {@code allocate} and {@code restart} scenarios, and runs the
+ * {@code flags} scenario, with the Go programs of {@code benchmarks/go} (grpc-go, like the
+ * kubelet), every plugin a separate process; without Go installed those scenarios say how to
+ * install it and skip.
  */
 public final class Bench {
 
@@ -47,7 +54,8 @@ public final class Bench {
         new ScaleScenario(),
         new ColdStartScenario(),
         new MemoryScenario(),
-        new MultiResourceScenario());
+        new MultiResourceScenario(),
+        new GoFlags());
   }
 
   /**
@@ -65,6 +73,7 @@ public final class Bench {
     Set<String> only = new LinkedHashSet<>();
     Path out = null;
     Path examples = null;
+    BenchContext.Client client = BenchContext.Client.JVM;
     for (String a : args) {
       if (a.equals("--quick")) {
         sizes = Sizes.quick();
@@ -72,6 +81,8 @@ public final class Bench {
         only.addAll(Arrays.asList(a.substring("--only=".length()).split(",")));
       } else if (a.startsWith("--out=")) {
         out = Path.of(a.substring("--out=".length()));
+      } else if (a.equals("--client=go") || a.equals("--client=jvm")) {
+        client = a.endsWith("go") ? BenchContext.Client.GO : BenchContext.Client.JVM;
       } else if (a.startsWith("--examples=")) {
         examples = Path.of(a.substring("--examples=".length()));
       } else {
@@ -80,11 +91,12 @@ public final class Bench {
                 + a
                 + "; usage: [--quick] [--only="
                 + String.join(",", scenarios().stream().map(Scenario::name).toList())
-                + "] [--out=file.md] [--examples=dir]");
+                + "] [--out=file.md] [--examples=dir] [--client=jvm|go]");
         System.exit(2);
       }
     }
-    Report report = run(sizes, only, examples == null ? findExamples() : examples, System.out);
+    Report report =
+        run(sizes, only, examples == null ? findExamples() : examples, client, System.out);
     if (out != null) {
       Files.writeString(out, render(report), StandardCharsets.UTF_8);
       System.out.println("written to " + out.toAbsolutePath());
@@ -104,6 +116,27 @@ public final class Bench {
    */
   public static Report run(Sizes sizes, Set<String> only, Path examples, PrintStream progress)
       throws Exception {
+    return run(sizes, only, examples, BenchContext.Client.JVM, progress);
+  }
+
+  /**
+   * Runs scenarios with a choice of kubelet client and prints each table as soon as it is complete.
+   *
+   * @param sizes how much to measure
+   * @param only scenario names to run, all when empty
+   * @param examples the repository's examples directory
+   * @param client the kubelet client of the scenarios that offer a choice
+   * @param progress where tables and progress go
+   * @return the report
+   * @throws Exception when a scenario cannot measure
+   */
+  public static Report run(
+      Sizes sizes,
+      Set<String> only,
+      Path examples,
+      BenchContext.Client client,
+      PrintStream progress)
+      throws Exception {
     List<String> known = scenarios().stream().map(Scenario::name).toList();
     for (String name : only) {
       if (!known.contains(name)) {
@@ -112,7 +145,7 @@ public final class Bench {
       }
     }
     Path root = Files.createTempDirectory(Path.of("/tmp"), "dp4jb");
-    BenchContext ctx = new BenchContext(sizes, root, examples);
+    BenchContext ctx = new BenchContext(sizes, root, examples, client);
     Report report = new Report();
     progress.println(header());
     try {

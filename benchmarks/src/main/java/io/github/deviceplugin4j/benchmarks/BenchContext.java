@@ -13,8 +13,32 @@ import java.nio.file.Path;
  * @param sizes how much to measure
  * @param root the run's work directory
  * @param examplesDir the repository's {@code examples} directory
+ * @param client which kubelet client drives the plugins in the scenarios that offer a choice
+ *     ({@code allocate}, {@code restart})
  */
-public record BenchContext(Sizes sizes, Path root, Path examplesDir) {
+public record BenchContext(Sizes sizes, Path root, Path examplesDir, Client client) {
+
+  /** The kubelet side of the scenarios that offer a choice. */
+  public enum Client {
+    /** grpc-java in the harness's JVM, plugins in the same JVM (the default). */
+    JVM,
+    /**
+     * The benchmark's Go programs (benchmarks/go, grpc-go like the kubelet), every plugin a
+     * separate process.
+     */
+    GO
+  }
+
+  /**
+   * A context with the in-JVM client.
+   *
+   * @param sizes how much to measure
+   * @param root the run's work directory
+   * @param examplesDir the repository's {@code examples} directory
+   */
+  public BenchContext(Sizes sizes, Path root, Path examplesDir) {
+    this(sizes, root, examplesDir, Client.JVM);
+  }
 
   /**
    * A new empty directory {@code <root>/<prefix><n>}, with the smallest free {@code n}. Names stay

@@ -78,6 +78,18 @@ public final class Report {
   }
 
   /**
+   * Records that a scenario measured nothing, and why, as a one-row table titled {@code Skipped:
+   * <scenario>}, so that the printed report says it where the tables would be.
+   *
+   * @param scenario the scenario's name
+   * @param reason what is missing and how to get it
+   */
+  public synchronized void skipped(String scenario, String reason) {
+    List<List<String>> rows = table("Skipped: " + scenario, "", "scenario", "reason");
+    rows.add(List.of(scenario, reason));
+  }
+
+  /**
    * The tables so far.
    *
    * @return tables

@@ -1,5 +1,7 @@
 package io.github.deviceplugin4j.benchmarks;
 
+import io.github.deviceplugin4j.benchmarks.process.GoPrograms;
+import io.github.deviceplugin4j.benchmarks.process.GoRestart;
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -9,6 +11,7 @@ import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Kubelet restarts (the fake deletes the sockets in the plugin directory and serves a new {@code
@@ -29,6 +32,15 @@ public final class RestartScenario implements Scenario {
 
   @Override
   public void run(BenchContext ctx, Report report) throws Exception {
+    if (ctx.client() == BenchContext.Client.GO) {
+      Optional<GoPrograms> go = GoPrograms.build(ctx);
+      if (go.isEmpty()) {
+        report.skipped(name() + " --client=go", GoPrograms.MISSING);
+        return;
+      }
+      GoRestart.run(ctx, report, go.get());
+      return;
+    }
     List<List<String>> rows =
         report.table(
             "Kubelet restart → registered again",

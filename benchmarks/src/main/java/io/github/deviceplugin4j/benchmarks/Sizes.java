@@ -18,6 +18,8 @@ import java.util.List;
  * @param coldStarts process starts measured per flag set
  * @param memoryAllocates Allocate calls before the loaded RSS is read
  * @param resources resources in one process
+ * @param coldAllocates fresh plugin processes per flag set for the cold Allocate ({@code flags})
+ * @param coldIdleSeconds idle time before the second cold Allocate ({@code flags})
  */
 public record Sizes(
     int allocateWarmup,
@@ -31,7 +33,9 @@ public record Sizes(
     int scaleRepeats,
     int coldStarts,
     int memoryAllocates,
-    int resources) {
+    int resources,
+    int coldAllocates,
+    int coldIdleSeconds) {
 
   /**
    * The sizes the targets are stated for.
@@ -51,7 +55,9 @@ public record Sizes(
         7,
         5,
         100_000,
-        100);
+        100,
+        20,
+        60);
   }
 
   /**
@@ -60,6 +66,7 @@ public record Sizes(
    * @return sizes
    */
   public static Sizes quick() {
-    return new Sizes(200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5);
+    return new Sizes(
+        200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5, 2, 1);
   }
 }

@@ -14,10 +14,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@code java} child process of the harness (same {@code java.home}), its output in a log file,
- * and the {@link System#nanoTime()} taken right before {@link ProcessBuilder#start()}. {@link
- * #close()} stops it with SIGTERM and waits up to 10 s, then kills it; a shutdown hook kills every
- * child still running when the harness itself stops, so no process outlives a failed run.
+ * A child process of the harness, usually {@code java} (same {@code java.home}), its output in a
+ * log file, and the {@link System#nanoTime()} taken right before {@link ProcessBuilder#start()}.
+ * {@link #close()} stops it with SIGTERM and waits up to 10 s, then kills it; a shutdown hook kills
+ * every child still running when the harness itself stops, so no process outlives a failed run.
  */
 final class JavaProcess implements AutoCloseable {
 
@@ -61,9 +61,21 @@ final class JavaProcess implements AutoCloseable {
   static JavaProcess start(
       JvmFlags.FlagSet flags, List<String> args, Map<String, String> env, Path log) {
     List<String> cmd = new ArrayList<>();
-    cmd.add(javaBinary());
+    cmd.add(flags.java() == null ? javaBinary() : flags.java());
     cmd.addAll(flags.flags());
     cmd.addAll(args);
+    return exec(cmd, env, log);
+  }
+
+  /**
+   * Starts any command the same way (output to the log, killed with the harness): the Go programs.
+   *
+   * @param cmd the command and its arguments
+   * @param env environment entries added to the harness's
+   * @param log where stdout and stderr go
+   * @return the running process
+   */
+  static JavaProcess exec(List<String> cmd, Map<String, String> env, Path log) {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
     pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));

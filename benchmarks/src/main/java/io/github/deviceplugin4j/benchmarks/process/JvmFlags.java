@@ -48,16 +48,33 @@ public final class JvmFlags {
 
   private JvmFlags() {}
 
-  /** A named list of JVM flags. */
-  public record FlagSet(String name, List<String> flags) {
+  /**
+   * A named list of JVM flags, and the {@code java} launcher they are for.
+   *
+   * @param name how the report names it
+   * @param flags the flags, in order
+   * @param java the {@code java} launcher, or null for the harness's own JVM
+   */
+  public record FlagSet(String name, List<String> flags, String java) {
     /**
      * A flag set.
      *
      * @param name how the report names it
      * @param flags the flags, in order
+     * @param java the {@code java} launcher, or null for the harness's own JVM
      */
     public FlagSet {
       flags = List.copyOf(flags);
+    }
+
+    /**
+     * A flag set for the harness's own JVM.
+     *
+     * @param name how the report names it
+     * @param flags the flags, in order
+     */
+    public FlagSet(String name, List<String> flags) {
+      this(name, flags, null);
     }
   }
 

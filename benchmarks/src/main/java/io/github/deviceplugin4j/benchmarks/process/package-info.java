@@ -11,6 +11,15 @@
  *   <li>{@link io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario} ({@code
  *       resources}, which starts {@link
  *       io.github.deviceplugin4j.benchmarks.process.MultiResourceMain})
+ *   <li>{@link io.github.deviceplugin4j.benchmarks.process.GoFlags} ({@code flags}), and the
+ *       Go-client variants of {@code allocate} ({@link
+ *       io.github.deviceplugin4j.benchmarks.process.GoAllocate}) and {@code restart} ({@link
+ *       io.github.deviceplugin4j.benchmarks.process.GoRestart}): the kubelet side is the Go
+ *       programs of {@code benchmarks/go} ({@link
+ *       io.github.deviceplugin4j.benchmarks.process.GoPrograms}), the plugins are processes ({@link
+ *       io.github.deviceplugin4j.benchmarks.process.DeclarativeMain}, {@link
+ *       io.github.deviceplugin4j.benchmarks.process.BaselineMain}, the FPGA example jar, the Go
+ *       stub plugin)
  * </ul>
  *
  * <p>The JVM flag sets compared are in {@link

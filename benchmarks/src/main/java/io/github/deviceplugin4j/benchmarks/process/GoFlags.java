@@ -1,0 +1,407 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import io.github.deviceplugin4j.benchmarks.BenchContext;
+import io.github.deviceplugin4j.benchmarks.Fmt;
+import io.github.deviceplugin4j.benchmarks.Report;
+import io.github.deviceplugin4j.benchmarks.Scenario;
+import io.github.deviceplugin4j.benchmarks.Sizes;
+import io.github.deviceplugin4j.benchmarks.Stats;
+import io.github.deviceplugin4j.testkit.DeviceState;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Registration;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * The {@code flags} scenario (with {@code --client=go}): the FPGA example jar under several JVM
+ * flag sets side by side with the Go stub plugin, everything driven by the Go programs:
+ *
+ * <ul>
+ *   <li>Allocate latency at concurrency 1 and 16 (Go kubelet-client, all processes in one run,
+ *       blocks alternating);
+ *   <li>RSS idle and after {@link Sizes#memoryAllocates()} Allocates;
+ *   <li>re-registration after a kubelet restart (Go fake-kubelet);
+ *   <li>the cold Allocate: the first Allocate after registration, and one after {@link
+ *       Sizes#coldIdleSeconds()} idle, in {@link Sizes#coldAllocates()} fresh processes each.
+ * </ul>
+ *
+ * <p>Flag sets: the JDK 17 defaults; the image's flags (with its AppCDS archive); the image's flags
+ * with C2 allowed (no {@code -XX:TieredStopAtLevel=1}); the image's flags with Netty's pooled
+ * allocator and two event loop threads; and, when a JDK 25 is installed ({@value #JDK25_PROPERTY},
+ * default Temurin 25's path), the image's flags on JDK 25 with an AOT cache trained like the image
+ * build's AppCDS archive.
+ */
+public final class GoFlags implements Scenario {
+
+  /** Title of the side-by-side table. */
+  public static final String TITLE = "JVM flag sets through the kubelet's Go client";
+
+  /** Title of the cold Allocate table. */
+  public static final String COLD = "Cold Allocate through the kubelet's Go client";
+
+  /** How many cold processes may run at once (most of them idle). */
+  static final int COLD_PARALLEL = 12;
+
+  /** Creates the scenario. */
+  public GoFlags() {}
+
+  @Override
+  public String name() {
+    return "flags";
+  }
+
+  /** A row: a flag set of the FPGA example, or the Go stub (flags null). */
+  record Config(String name, JvmFlags.FlagSet flags) {
+    boolean go() {
+      return flags == null;
+    }
+  }
+
+  /** The JDK 25 launcher of the optional AOT cache row; {@value #JDK25_PROPERTY} overrides it. */
+  static Path jdk25() {
+    return Path.of(
+        System.getProperty(JDK25_PROPERTY, "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"));
+  }
+
+  /** System property naming a JDK 25 {@code java} launcher for the AOT cache row. */
+  public static final String JDK25_PROPERTY = "bench.jdk25";
+
+  /** Name of the optional row: the image's flags on JDK 25 with an AOT cache instead of AppCDS. */
+  public static final String AOT_ROW = "JDK 25, image flags + AOT cache";
+
+  /** The flag sets compared, given the image's AppCDS flags. */
+  static List<Config> configs(JvmFlags.FlagSet image) {
+    List<String> c2 = new ArrayList<>(image.flags());
+    c2.remove("-XX:TieredStopAtLevel=1");
+    List<String> pooled = new ArrayList<>(image.flags());
+    pooled.remove("-Dio.netty.allocator.type=unpooled");
+    pooled.remove("-Dio.grpc.netty.useCustomAllocator=false");
+    pooled.replaceAll(
+        f -> f.equals("-Dio.netty.eventLoopThreads=1") ? "-Dio.netty.eventLoopThreads=2" : f);
+    return List.of(
+        new Config("go-stub", null),
+        new Config("JDK 17 defaults", JvmFlags.DEFAULT),
+        new Config("image flags", image),
+        new Config("image flags, C2 allowed", new JvmFlags.FlagSet("image, C2", c2)),
+        new Config(
+            "image flags, pooled Netty, 2 event loops",
+            new JvmFlags.FlagSet("image, pooled", pooled)));
+  }
+
+  @Override
+  public void run(BenchContext ctx, Report report) throws Exception {
+    if (ctx.client() != BenchContext.Client.GO) {
+      report.skipped(name(), "runs with --client=go only (the Go kubelet client drives it)");
+      return;
+    }
+    Optional<GoPrograms> found = GoPrograms.build(ctx);
+    if (found.isEmpty()) {
+      report.skipped(name(), GoPrograms.MISSING);
+      return;
+    }
+    GoPrograms go = found.get();
+    Sizes sizes = ctx.sizes();
+    FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
+    List<Config> configs = new ArrayList<>(configs(AppCds.of(ctx, node).imageBuild().flags()));
+    if (Files.isExecutable(jdk25())) {
+      configs.add(new Config(AOT_ROW, AppCds.aotCache(ctx, node.jar(), jdk25())));
+    }
+    Map<Config, List<String>> rows = new LinkedHashMap<>();
+    loadAndMemory(ctx, go, node, configs, rows);
+    for (Config c : configs) {
+      GoRestart.Steps s =
+          GoRestart.measure(
+              ctx,
+              go,
+              c.go() ? GoAllocate.GO : GoAllocate.FPGA,
+              ctx.newDir("gr"),
+              node,
+              c.flags(),
+              sizes.restarts());
+      rows.get(c)
+          .addAll(
+              List.of(
+                  Fmt.ms(s.total().percentile(50)),
+                  Fmt.ms(s.total().percentile(99)),
+                  Fmt.ms(s.total().max())));
+    }
+    List<List<String>> table =
+        report.table(
+            TITLE,
+            "The FPGA example jar (2 devices) under each flag set, and the Go stub plugin, each a"
+                + " process. Allocate: the Go kubelet-client, all processes in one run, "
+                + Fmt.count(sizes.allocateCalls())
+                + " calls per process and concurrency in blocks alternating between them after "
+                + Fmt.count(sizes.allocateWarmup())
+                + " warm-up calls; µs. RSS: VmRSS, "
+                + Idle.DESCRIPTION
+                + "; then after "
+                + Fmt.count(sizes.memoryAllocates())
+                + " more Allocates at concurrency 4. Restart: the Go fake-kubelet, "
+                + sizes.restarts()
+                + " restarts after "
+                + GoRestart.WARM_UP
+                + " warm-up ones, kubelet.sock served → first ListAndWatch list; ms. \"image"
+                + " flags\" is what the example images run: "
+                + String.join(" ", JvmFlags.RECOMMENDED.flags())
+                + " and the image build's AppCDS archive; the JDK 25 row (when a JDK 25 is"
+                + " installed) runs the same flags with an AOT cache (-XX:AOTCache) trained by the"
+                + " same CdsTraining run (-XX:AOTCacheOutput) instead of the AppCDS archive.",
+            "plugin / flags",
+            "c=1 p50",
+            "c=1 p99",
+            "c=16 p50",
+            "c=16 p99",
+            "c=16 ops/s",
+            "RSS idle (MiB)",
+            "RSS after load (MiB)",
+            "threads",
+            "restart p50",
+            "restart p99",
+            "restart max");
+    rows.values().forEach(table::add);
+    cold(ctx, report, go, node, configs);
+  }
+
+  /** Latency at c=1 and c=16, then the memory load, all processes at once. */
+  private static void loadAndMemory(
+      BenchContext ctx,
+      GoPrograms go,
+      FpgaNode node,
+      List<Config> configs,
+      Map<Config, List<String>> rows)
+      throws Exception {
+    Sizes sizes = ctx.sizes();
+    Path dir = ctx.newDir("gf");
+    List<FakeKubelet> kubelets = new ArrayList<>();
+    List<JavaProcess> processes = new ArrayList<>();
+    try {
+      List<String> targets = new ArrayList<>();
+      Map<Config, Idle> idle = new LinkedHashMap<>();
+      for (int i = 0; i < configs.size(); i++) {
+        Config c = configs.get(i);
+        FakeKubelet k = FakeKubelet.builder().pluginDir(dir.resolve("p" + i)).start();
+        kubelets.add(k);
+        String resource = c.go() ? "bench.example.com/go" : FpgaNode.RESOURCE;
+        JavaProcess p =
+            c.go()
+                ? JavaProcess.exec(
+                    List.of(
+                        go.stubPlugin().toString(),
+                        "-dir=" + k.pluginDir(),
+                        "-socket=go.sock",
+                        "-resource=" + resource,
+                        "-devices=2",
+                        "-register"),
+                    Map.of(),
+                    dir.resolve("go.log"))
+                : node.start(c.flags(), k.pluginDir(), null, ctx.newDir("f"));
+        processes.add(p);
+        Registration r;
+        try {
+          r = k.awaitRegistration(resource, GoAllocate.SETUP);
+          k.awaitDevices(resource, l -> !l.isEmpty(), GoAllocate.SETUP);
+        } catch (RuntimeException e) {
+          throw new IllegalStateException(
+              c.name() + " did not register: " + e.getMessage() + "\n" + p.logTail(30), e);
+        }
+        idle.put(c, Idle.await(p));
+        String ids =
+            k.devices(resource).stream().map(DeviceState::id).collect(Collectors.joining(","));
+        targets.add("-target=" + i + "=" + k.pluginDir().resolve(r.endpoint()) + "=" + ids);
+      }
+      Map<String, Map<Integer, GoLines.Line>> latency =
+          GoAllocate.client(
+              go,
+              dir,
+              "allocate",
+              targets,
+              List.of(1, 16),
+              sizes.allocateWarmup(),
+              sizes.allocateCalls());
+      GoAllocate.client(
+          go, dir, "load", "allocate", targets, List.of(4), 0, sizes.memoryAllocates());
+      for (int i = 0; i < configs.size(); i++) {
+        Config c = configs.get(i);
+        Map<Integer, GoLines.Line> l = latency.get(Integer.toString(i));
+        ProcStatus loaded = processes.get(i).status();
+        rows.put(
+            c,
+            new ArrayList<>(
+                List.of(
+                    c.name(),
+                    Fmt.us(l.get(1).nanos("p50")),
+                    Fmt.us(l.get(1).nanos("p99")),
+                    Fmt.us(l.get(16).nanos("p50")),
+                    Fmt.us(l.get(16).nanos("p99")),
+                    Fmt.count(Math.round(l.get(16).number("ops"))),
+                    Fmt.mib(idle.get(c).status().rssBytes()),
+                    Fmt.mib(loaded.rssBytes()),
+                    Integer.toString(loaded.threads()))));
+      }
+    } finally {
+      processes.forEach(JavaProcess::close);
+      kubelets.forEach(FakeKubelet::close);
+    }
+  }
+
+  /** One cold run: a Go fake kubelet and a fresh plugin process. */
+  private record ColdRun(Config config, JavaProcess kubelet, JavaProcess plugin, Path log) {}
+
+  private static void cold(
+      BenchContext ctx, Report report, GoPrograms go, FpgaNode node, List<Config> configs)
+      throws Exception {
+    Sizes sizes = ctx.sizes();
+    int n = sizes.coldAllocates();
+    Map<Config, long[]> first = new LinkedHashMap<>();
+    Map<Config, long[]> idle = new LinkedHashMap<>();
+    configs.forEach(
+        c -> {
+          first.put(c, new long[n]);
+          idle.put(c, new long[n]);
+        });
+    List<ColdRun> running = new ArrayList<>();
+    Map<ColdRun, Integer> index = new LinkedHashMap<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        for (Config c : configs) {
+          while (running.size() >= COLD_PARALLEL) {
+            reap(running, index, idle);
+          }
+          Path dir = ctx.newDir("gc");
+          Path pd = dir.resolve("p");
+          Path log = dir.resolve("kubelet.log");
+          JavaProcess kubelet =
+              JavaProcess.exec(
+                  List.of(
+                      go.fakeKubelet().toString(),
+                      "-dir=" + pd,
+                      "-cold-idle=" + sizes.coldIdleSeconds() + "s"),
+                  Map.of(),
+                  log);
+          GoLines.awaitFile(pd.resolve("kubelet.sock"), kubelet, GoAllocate.SETUP);
+          JavaProcess plugin =
+              c.go()
+                  ? JavaProcess.exec(
+                      List.of(
+                          go.stubPlugin().toString(),
+                          "-dir=" + pd,
+                          "-socket=go.sock",
+                          "-resource=bench.example.com/go",
+                          "-devices=2",
+                          "-register"),
+                      Map.of(),
+                      dir.resolve("go.log"))
+                  : node.start(c.flags(), pd, null, dir);
+          ColdRun run = new ColdRun(c, kubelet, plugin, log);
+          running.add(run);
+          index.put(run, i);
+          // The next start waits for this one's first Allocate: starts never overlap.
+          first.get(c)[i] = awaitLine(run, "cold").nanos("first");
+        }
+      }
+      while (!running.isEmpty()) {
+        reap(running, index, idle);
+      }
+    } finally {
+      for (ColdRun r : running) {
+        r.plugin().close();
+        r.kubelet().close();
+      }
+    }
+    List<List<String>> rows =
+        report.table(
+            COLD,
+            "A fresh process per run, registering with a fresh Go fake-kubelet, which calls"
+                + " Allocate (one device) on its connection right after the first ListAndWatch"
+                + " list, and once more after "
+                + sizes.coldIdleSeconds()
+                + " s idle. "
+                + n
+                + " processes per row, started one after another (the next starts once the"
+                + " previous answered its first Allocate; up to "
+                + COLD_PARALLEL
+                + " idle at once); µs. Ratio: row / go-stub, p50.",
+            "plugin / flags",
+            "processes",
+            "first Allocate p50",
+            "max",
+            "after idle p50",
+            "max",
+            "first p50 / go-stub",
+            "after idle p50 / go-stub");
+    Stats goFirst = Stats.of(first.get(configs.get(0)));
+    Stats goIdle = Stats.of(idle.get(configs.get(0)));
+    for (Config c : configs) {
+      Stats f = Stats.of(first.get(c));
+      Stats d = Stats.of(idle.get(c));
+      rows.add(
+          List.of(
+              c.name(),
+              Integer.toString(n),
+              Fmt.us(f.percentile(50)),
+              Fmt.us(f.max()),
+              Fmt.us(d.percentile(50)),
+              Fmt.us(d.max()),
+              Fmt.ratio((double) f.percentile(50) / goFirst.percentile(50)),
+              Fmt.ratio((double) d.percentile(50) / goIdle.percentile(50))));
+      if (c.name().equals("image flags")) {
+        double ratio = (double) f.percentile(50) / goFirst.percentile(50);
+        report.target(
+            "Go kubelet: first Allocate after registration, FPGA example (image flags), p50",
+            "≤ 2× Go stub",
+            Fmt.ratio(ratio),
+            ratio <= 2.0);
+      }
+    }
+  }
+
+  /** Waits for a run to finish (one that already has, else the oldest); records its idle call. */
+  private static void reap(
+      List<ColdRun> running, Map<ColdRun, Integer> index, Map<Config, long[]> idle)
+      throws Exception {
+    ColdRun r = running.get(0);
+    for (Iterator<ColdRun> it = running.iterator(); it.hasNext(); ) {
+      ColdRun x = it.next();
+      if (!x.kubelet().isAlive()) {
+        r = x;
+        break;
+      }
+    }
+    String out = GoLines.awaitSuccess(r.kubelet(), r.log(), Duration.ofSeconds(120));
+    idle.get(r.config())[index.get(r)] = GoLines.parse(out, "idle").get(0).nanos("allocate");
+    r.plugin().close();
+    running.remove(r);
+  }
+
+  /** Waits for the fake kubelet's first line of a kind. */
+  private static GoLines.Line awaitLine(ColdRun run, String kind) throws Exception {
+    long end = System.nanoTime() + GoAllocate.SETUP.toNanos();
+    while (System.nanoTime() < end) {
+      List<GoLines.Line> lines = GoLines.parse(GoLines.read(run.log()), kind);
+      if (!lines.isEmpty()) {
+        return lines.get(0);
+      }
+      if (run.kubelet().waitFor(Duration.ofMillis(5))) {
+        break;
+      }
+    }
+    throw new IllegalStateException(
+        "no '"
+            + kind
+            + "' line from the Go fake kubelet for "
+            + run.config().name()
+            + "\n"
+            + run.kubelet().logTail(20)
+            + "\n"
+            + run.plugin().logTail(20));
+  }
+}

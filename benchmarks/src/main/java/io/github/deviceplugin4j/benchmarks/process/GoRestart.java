@@ -1,0 +1,186 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import io.github.deviceplugin4j.benchmarks.BenchContext;
+import io.github.deviceplugin4j.benchmarks.Fmt;
+import io.github.deviceplugin4j.benchmarks.Report;
+import io.github.deviceplugin4j.benchmarks.Stats;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code restart} scenario with {@code --client=go}: the Go {@code fake-kubelet} (grpc-go, the
+ * kubelet's registration steps) restarts {@code n} times like the kubelet (stop, close every plugin
+ * connection, delete every socket in the directory, serve kubelet.sock again) and times each step
+ * of the plugin's re-registration from the moment kubelet.sock is served: Register received,
+ * GetDevicePluginOptions answered (the kubelet answers Register right after), first ListAndWatch
+ * list received. Plugins: the FPGA example jar with the image's flags and AppCDS archive (legacy
+ * registration), and the Go stub plugin (inotify on the directory).
+ */
+public final class GoRestart {
+
+  /** Title of the table. */
+  public static final String TITLE = "Kubelet restart → re-registered, through a Go kubelet";
+
+  static final int WARM_UP = 5;
+
+  private GoRestart() {}
+
+  /**
+   * Per-step statistics of one plugin's restarts.
+   *
+   * @param register served → Register received
+   * @param options Register received → GetDevicePluginOptions answered
+   * @param list options answered → first list received
+   * @param total served → first list received
+   */
+  record Steps(Stats register, Stats options, Stats list, Stats total) {}
+
+  /**
+   * Measures.
+   *
+   * @param ctx the run
+   * @param report where the table and targets go
+   * @param go the Go programs
+   * @throws Exception when a plugin cannot be started or measured
+   */
+  public static void run(BenchContext ctx, Report report, GoPrograms go) throws Exception {
+    int n = ctx.sizes().restarts();
+    FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
+    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    List<List<String>> rows =
+        report.table(
+            TITLE,
+            "The Go fake-kubelet (grpc-go) restarts like the kubelet: stops serving, closes its"
+                + " connections, deletes every socket in the plugin directory, serves kubelet.sock"
+                + " again. Per restart, from kubelet.sock served: → Register received, Register →"
+                + " GetDevicePluginOptions answered (dial-back included; the kubelet answers"
+                + " Register right after), options → first ListAndWatch list received, and the"
+                + " whole. "
+                + n
+                + " restarts per plugin after "
+                + WARM_UP
+                + " warm-up restarts; ms. fpga-example: the FPGA example jar, image flags +"
+                + " AppCDS, legacy registration; go-stub: grpc-go plugin re-registering on"
+                + " inotify's create event of kubelet.sock.",
+            "plugin",
+            "restarts",
+            "→ Register p50",
+            "p90",
+            "max",
+            "→ options p50",
+            "p90",
+            "max",
+            "→ first list p50",
+            "p90",
+            "max",
+            "served → listed p50",
+            "p90",
+            "p99",
+            "max");
+    Steps fpga = null;
+    for (String plugin : List.of(GoAllocate.FPGA, GoAllocate.GO)) {
+      Path dir = ctx.newDir("gr");
+      Steps s = measure(ctx, go, plugin, dir, node, image, n);
+      if (plugin.equals(GoAllocate.FPGA)) {
+        fpga = s;
+      }
+      rows.add(
+          List.of(
+              plugin,
+              Fmt.count(n),
+              Fmt.ms(s.register().percentile(50)),
+              Fmt.ms(s.register().percentile(90)),
+              Fmt.ms(s.register().max()),
+              Fmt.ms(s.options().percentile(50)),
+              Fmt.ms(s.options().percentile(90)),
+              Fmt.ms(s.options().max()),
+              Fmt.ms(s.list().percentile(50)),
+              Fmt.ms(s.list().percentile(90)),
+              Fmt.ms(s.list().max()),
+              Fmt.ms(s.total().percentile(50)),
+              Fmt.ms(s.total().percentile(90)),
+              Fmt.ms(s.total().percentile(99)),
+              Fmt.ms(s.total().max())));
+    }
+    report.target(
+        "Go kubelet: FPGA example (image flags) restart → listed p50",
+        "≤ 5 ms",
+        Fmt.ms(fpga.total().percentile(50)) + " ms",
+        fpga.total().percentile(50) <= 5_000_000L);
+    report.target(
+        "Go kubelet: FPGA example (image flags) restart → listed p99",
+        "≤ 20 ms",
+        Fmt.ms(fpga.total().percentile(99)) + " ms",
+        fpga.total().percentile(99) <= 20_000_000L);
+  }
+
+  /** Runs the Go fake kubelet with one plugin; the plugin starts once kubelet.sock is served. */
+  static Steps measure(
+      BenchContext ctx,
+      GoPrograms go,
+      String plugin,
+      Path dir,
+      FpgaNode node,
+      JvmFlags.FlagSet image,
+      int restarts)
+      throws Exception {
+    Path pd = dir.resolve("p");
+    Path log = dir.resolve("kubelet.log");
+    try (JavaProcess kubelet =
+        JavaProcess.exec(
+            List.of(
+                go.fakeKubelet().toString(),
+                "-dir=" + pd,
+                "-restarts=" + restarts,
+                "-warmup=" + WARM_UP),
+            Map.of(),
+            log)) {
+      GoLines.awaitFile(pd.resolve("kubelet.sock"), kubelet, GoAllocate.SETUP);
+      try (JavaProcess p =
+          plugin.equals(GoAllocate.GO)
+              ? JavaProcess.exec(
+                  List.of(
+                      go.stubPlugin().toString(),
+                      "-dir=" + pd,
+                      "-socket=go.sock",
+                      "-resource=bench.example.com/go",
+                      "-devices=" + GoAllocate.DEVICES,
+                      "-register"),
+                  Map.of(),
+                  dir.resolve("go.log"))
+              : node.start(image, pd, null, ctx.newDir("f"))) {
+        String out;
+        try {
+          out = GoLines.awaitSuccess(kubelet, log, Duration.ofMinutes(10));
+        } catch (IllegalStateException e) {
+          throw new IllegalStateException(
+              e.getMessage() + "\nplugin " + plugin + ":\n" + p.logTail(30), e);
+        }
+        List<GoLines.Line> lines = GoLines.parse(out, "restart");
+        if (lines.size() != restarts) {
+          throw new IllegalStateException(
+              "the Go fake kubelet reported "
+                  + lines.size()
+                  + " restarts of "
+                  + restarts
+                  + "\n"
+                  + out);
+        }
+        long[] register = new long[restarts];
+        long[] options = new long[restarts];
+        long[] list = new long[restarts];
+        long[] total = new long[restarts];
+        for (int i = 0; i < restarts; i++) {
+          GoLines.Line l = lines.get(i);
+          register[i] = l.nanos("register");
+          options[i] = l.nanos("options") - l.nanos("register");
+          list[i] = l.nanos("list") - l.nanos("options");
+          total[i] = l.nanos("list");
+        }
+        return new Steps(Stats.of(register), Stats.of(options), Stats.of(list), Stats.of(total));
+      }
+    }
+  }
+}

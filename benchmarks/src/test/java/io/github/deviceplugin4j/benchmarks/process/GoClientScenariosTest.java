@@ -1,0 +1,212 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.github.deviceplugin4j.benchmarks.AllocateScenario;
+import io.github.deviceplugin4j.benchmarks.BenchContext;
+import io.github.deviceplugin4j.benchmarks.Report;
+import io.github.deviceplugin4j.benchmarks.RestartScenario;
+import io.github.deviceplugin4j.benchmarks.Scenario;
+import io.github.deviceplugin4j.benchmarks.Sizes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Go-client variants of the allocate and restart scenarios at quick sizes: every plugin and
+ * step is reported with real measurements. They need Go (benchmarks/go/build.sh) and are skipped
+ * with the reason when {@code go} is not on the PATH; then the scenarios themselves must skip with
+ * the install command, which the last tests check. No timing target is asserted.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class GoClientScenariosTest {
+
+  @TempDir static Path root;
+
+  private static BenchContext context() {
+    return new BenchContext(
+        Sizes.quick(),
+        root,
+        Path.of(System.getProperty("bench.examplesDir", "../examples")).toAbsolutePath(),
+        BenchContext.Client.GO);
+  }
+
+  private static void assumeGo() {
+    assumeTrue(
+        GoPrograms.goOnPath(),
+        "go is not on PATH: the Go-client scenarios need it (" + GoPrograms.INSTALL + ")");
+  }
+
+  @AfterEach
+  void leavesNoProcessBehind() {
+    assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive).toList())
+        .as("child processes of the harness after a scenario")
+        .isEmpty();
+  }
+
+  @Test
+  void allocateWithGoClient_measuresEveryPluginProcessAndTheRatiosToGo() throws Exception {
+    assumeGo();
+    Report report = run(new AllocateScenario());
+
+    Report.Table t = report.table(GoAllocate.TITLE).orElseThrow();
+    List<String> plugins =
+        List.of(
+            "go-stub",
+            "sdk-declarative",
+            "fpga-example",
+            "baseline",
+            "**sdk-declarative / go-stub**",
+            "**fpga-example / go-stub**",
+            "**baseline / go-stub**");
+    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * plugins.size());
+    for (int r = 0; r < t.rows().size(); r++) {
+      assertThat(t.cell(r, "plugin")).isEqualTo(plugins.get(r % plugins.size()));
+      assertThat(t.cell(r, "concurrency"))
+          .isEqualTo(String.valueOf(Sizes.quick().concurrencies().get(r / plugins.size())));
+      double p50 = number(t.cell(r, "p50"));
+      assertThat(p50).isPositive();
+      assertThat(number(t.cell(r, "ops/s"))).isPositive();
+      if (r % plugins.size() < 4) {
+        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
+        assertThat(number(t.cell(r, "p99"))).isGreaterThanOrEqualTo(p50);
+        assertThat(number(t.cell(r, "max"))).isGreaterThanOrEqualTo(number(t.cell(r, "p99.9")));
+      }
+    }
+    Report.Table admit = report.table(GoAllocate.ADMIT).orElseThrow();
+    assertThat(admit.rows()).hasSize(plugins.size());
+    assertThat(number(admit.cell(0, "p50"))).isPositive();
+    // The Go stub offers preferred allocation and pre-start; the declarative plugin neither.
+    assertThat(admit.cell(0, "RPCs")).isEqualTo("3");
+    assertThat(admit.cell(1, "RPCs")).isEqualTo("1");
+    assertThat(report.targets())
+        .extracting(Report.Target::name)
+        .contains("Go client: FPGA example (image flags) Allocate p50, concurrency 1");
+  }
+
+  @Test
+  void restartWithGoKubelet_timesEveryStepForTheFpgaExampleAndTheGoStub() throws Exception {
+    assumeGo();
+    Report report = run(new RestartScenario());
+
+    Report.Table t = report.table(GoRestart.TITLE).orElseThrow();
+    assertThat(t.rows()).extracting(r -> r.get(0)).containsExactly("fpga-example", "go-stub");
+    for (int r = 0; r < 2; r++) {
+      assertThat(t.cell(r, "restarts")).isEqualTo(String.valueOf(Sizes.quick().restarts()));
+      double register = number(t.cell(r, "→ Register p50"));
+      assertThat(register).isPositive();
+      assertThat(number(t.cell(r, "→ options p50"))).isPositive();
+      assertThat(number(t.cell(r, "→ first list p50"))).isPositive();
+      assertThat(number(t.cell(r, "served → listed p50"))).isGreaterThan(register);
+      assertThat(number(t.cell(r, "max"))).isGreaterThanOrEqualTo(register);
+    }
+  }
+
+  @Test
+  void flagsWithGoClient_comparesEveryFlagSetWithTheGoStubAndTheColdAllocate() throws Exception {
+    assumeGo();
+    Report report = run(new GoFlags());
+
+    List<String> rows =
+        new ArrayList<>(
+            List.of(
+                "go-stub",
+                "JDK 17 defaults",
+                "image flags",
+                "image flags, C2 allowed",
+                "image flags, pooled Netty, 2 event loops"));
+    if (Files.isExecutable(GoFlags.jdk25())) {
+      rows.add(GoFlags.AOT_ROW);
+    }
+    Report.Table t = report.table(GoFlags.TITLE).orElseThrow();
+    assertThat(t.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
+    for (int r = 0; r < t.rows().size(); r++) {
+      assertThat(number(t.cell(r, "c=1 p99"))).isGreaterThanOrEqualTo(number(t.cell(r, "c=1 p50")));
+      assertThat(number(t.cell(r, "c=16 p50"))).isPositive();
+      assertThat(number(t.cell(r, "c=16 ops/s"))).isPositive();
+      assertThat(number(t.cell(r, "RSS idle (MiB)"))).isBetween(1.0, 2048.0);
+      assertThat(number(t.cell(r, "RSS after load (MiB)"))).isBetween(1.0, 2048.0);
+      assertThat(number(t.cell(r, "restart max")))
+          .isGreaterThanOrEqualTo(number(t.cell(r, "restart p50")))
+          .isPositive();
+    }
+    Report.Table cold = report.table(GoFlags.COLD).orElseThrow();
+    assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
+    for (int r = 0; r < cold.rows().size(); r++) {
+      assertThat(cold.cell(r, "processes"))
+          .isEqualTo(String.valueOf(Sizes.quick().coldAllocates()));
+      assertThat(number(cold.cell(r, "first Allocate p50"))).isPositive();
+      assertThat(number(cold.cell(r, "after idle p50"))).isPositive();
+    }
+    assertThat(cold.cell(0, "first p50 / go-stub")).isEqualTo("1.00×");
+  }
+
+  @Test
+  void flagsWithTheJvmClient_isSkippedWithTheReason() throws Exception {
+    Report report = new Report();
+    new GoFlags()
+        .run(
+            new BenchContext(
+                Sizes.quick(),
+                root,
+                Path.of(System.getProperty("bench.examplesDir", "../examples"))),
+            report);
+    assertThat(report.table("Skipped: flags").orElseThrow().cell(0, "reason"))
+        .contains("--client=go");
+  }
+
+  @Test
+  void withoutGo_theGoScenariosSkipNamingTheInstallCommand() throws Exception {
+    assumeFalse(GoPrograms.goOnPath(), "go is on PATH: the scenarios run instead of skipping");
+    for (Scenario s : List.of(new AllocateScenario(), new RestartScenario(), new GoFlags())) {
+      Report report = run(s);
+      String title = "Skipped: " + s.name() + (s instanceof GoFlags ? "" : " --client=go");
+      Report.Table t = report.table(title).orElseThrow();
+      assertThat(t.cell(0, "reason"))
+          .contains("Go is not installed")
+          .contains("apt-get install -y golang-go golang-google-grpc-dev");
+      assertThat(report.targets()).isEmpty();
+    }
+  }
+
+  @Test
+  void goIsLookedUpInEveryDirectoryOfThePath(@TempDir Path dir) throws Exception {
+    Path bin = Files.createDirectory(dir.resolve("bin"));
+    assertThat(GoPrograms.goOn(dir + ":" + bin)).isFalse();
+    Path go = Files.createFile(bin.resolve("go"));
+    assertThat(GoPrograms.goOn(dir + ":" + bin)).as("not executable").isFalse();
+    assertThat(go.toFile().setExecutable(true)).isTrue();
+    assertThat(GoPrograms.goOn(dir + ":" + bin)).isTrue();
+    assertThat(GoPrograms.goOn(null)).isFalse();
+  }
+
+  @Test
+  void goLinesAreParsedIntoFieldsOfTheRequestedKindOnly() {
+    List<GoLines.Line> lines =
+        GoLines.parse(
+            "serving /x/kubelet.sock\nrestart i=0 register=10 options=25 list=40\n"
+                + "restart i=1 register=11 options=26 list=41\ndone\n",
+            "restart");
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(1).nanos("list")).isEqualTo(41);
+    assertThat(lines.get(0).get("i")).isEqualTo("0");
+  }
+
+  private static Report run(Scenario s) throws Exception {
+    Report report = new Report();
+    s.run(context(), report);
+    return report;
+  }
+
+  private static double number(String cell) {
+    return Double.parseDouble(cell.replace(",", "").replace("×", ""));
+  }
+}

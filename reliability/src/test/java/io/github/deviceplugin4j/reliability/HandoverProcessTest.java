@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.deviceplugin4j.reliability.ExampleNode.Plugin;
+import io.github.deviceplugin4j.testkit.DeviceState;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletProfile;
+import io.github.deviceplugin4j.testkit.Mark;
+import io.github.deviceplugin4j.testkit.Registration;
+import io.github.deviceplugin4j.testkit.UnhealthyWindow;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -11,17 +17,19 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The example FPGA plugin as processes against a kubelet that treats endpoints like the real one
- * ({@link EndpointModelKubelet}: a superseded connection is never closed by the kubelet, and any
- * stream's end disconnects the resource by name). Prints the unhealthy windows of a rolling update
- * with surge (two processes of one resource) and of an in-place re-registration.
+ * The example FPGA plugin as processes against the fake kubelet, which treats endpoints like the
+ * real one: a superseded connection is never closed by the kubelet, and the end of any stream of a
+ * resource disconnects the resource by name (every device unhealthy, the current endpoint stopped
+ * until the next registration). Prints the unhealthy windows of a rolling update with surge (two
+ * processes of one resource) and of an in-place re-registration, for the kubelet behaviours of
+ * v1.27-v1.36 (the newest connection is the one closed) and of the newest kubelets.
  */
 class HandoverProcessTest {
 
@@ -33,12 +41,13 @@ class HandoverProcessTest {
   /**
    * A rolling update with {@code maxSurge: 1}: the new pod starts while the old one serves, becomes
    * registered (Ready), the old one is stopped. At most one unhealthy window, from the old
-   * connection's end to the new instance's registration after it, in milliseconds.
+   * connection's end to the new instance's registration after it.
    */
-  @ParameterizedTest(name = "old instance stopped by {0}")
-  @ValueSource(strings = {"SIGTERM", "SIGKILL"})
+  @ParameterizedTest(name = "old instance stopped by {0}, kubelet {1}")
+  @CsvSource({"SIGTERM, V1_27", "SIGKILL, V1_27", "SIGTERM, LATEST", "SIGKILL, LATEST"})
   @Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-  void rollingUpdateWithSurge_atMostOneShortUnhealthyWindow(String signal) throws Exception {
+  void rollingUpdateWithSurge_atMostOneShortUnhealthyWindow(String signal, KubeletProfile profile)
+      throws Exception {
     Path pluginDir = tmp.resolve("dp");
     // Each pod has its own container file system (its ready file); the plugin directory is shared.
     ExampleNode oldPod = new ExampleNode(Files.createDirectories(tmp.resolve("old")));
@@ -47,59 +56,80 @@ class HandoverProcessTest {
     Path newLog = tmp.resolve("new.log");
     Process old = null;
     Process fresh = null;
-    try (EndpointModelKubelet kubelet = new EndpointModelKubelet(pluginDir)) {
+    try (FakeKubelet kubelet =
+        FakeKubelet.builder().pluginDir(pluginDir).profile(profile).start()) {
+      Mark begin = kubelet.mark();
       old = oldPod.start(PLUGIN, pluginDir, oldLog);
-      awaitRegistrations(kubelet, 1, old, oldLog);
-      String oldEndpoint = kubelet.registrations().get(0);
+      Registration first = awaitRegistration(kubelet, begin, old, oldLog);
+      kubelet.awaitDevices(PLUGIN.resource, HandoverProcessTest::allHealthy, START);
 
-      long t0 = System.nanoTime();
+      Mark surge = kubelet.mark();
       fresh = newPod.start(PLUGIN, pluginDir, newLog);
-      awaitRegistrations(kubelet, 2, fresh, newLog);
-      double takeOverMs = (System.nanoTime() - t0) / 1e6;
-      String newEndpoint = kubelet.registrations().get(1);
-      assertThat(newEndpoint).isNotEqualTo(oldEndpoint);
+      Registration second = awaitRegistration(kubelet, surge, fresh, newLog);
+      double takeOverMs = (second.nanos() - surge.nanos()) / 1e6;
+      assertThat(second.endpoint()).isNotEqualTo(first.endpoint());
       await().atMost(START).until(() -> PluginProcessTest.read(oldLog).contains("newer instance"));
-      assertThat(kubelet.disconnects()).as("disconnects before the old pod stops").isZero();
+      assertThat(kubelet.unhealthyWindows(PLUGIN.resource, begin))
+          .as("unhealthy windows before the old pod stops")
+          .isEmpty();
 
-      long t1 = System.nanoTime();
+      Mark stop = kubelet.mark();
       if (signal.equals("SIGTERM")) {
         old.destroy();
       } else {
         old.destroyForcibly();
       }
       assertThat(old.waitFor(30, TimeUnit.SECONDS)).as("old instance exits").isTrue();
-      double exitMs = (System.nanoTime() - t1) / 1e6;
-      awaitRegistrations(kubelet, 3, fresh, newLog);
-      await().atMost(START).until(() -> !kubelet.disconnected() && !kubelet.windows().isEmpty());
+      double exitMs = (System.nanoTime() - stop.nanos()) / 1e6;
+      Registration third = awaitRegistration(kubelet, stop, fresh, newLog);
+      await()
+          .atMost(START)
+          .until(
+              () -> {
+                List<UnhealthyWindow> w = kubelet.unhealthyWindows(PLUGIN.resource, stop);
+                return !w.isEmpty() && w.stream().noneMatch(UnhealthyWindow::open);
+              });
+      // Long enough for a second disconnect to follow the first, had the handover caused one.
+      Duration settle = Duration.ofSeconds(2);
+      await()
+          .during(settle)
+          .atMost(settle.plus(START))
+          .until(
+              () ->
+                  kubelet.unhealthyWindows(PLUGIN.resource, stop).stream()
+                      .noneMatch(UnhealthyWindow::open));
 
-      List<EndpointModelKubelet.Window> windows = kubelet.windows();
+      List<UnhealthyWindow> windows = kubelet.unhealthyWindows(PLUGIN.resource, stop);
       Figures.print(
           String.format(
               Locale.ROOT,
-              "handover %s %s: newInstanceRegistered=%.0fms (JVM start included) oldExit=%s"
-                  + " after=%.0fms unhealthyWindows=%d windowMs=%s (Register arrived %.1fms into"
-                  + " it) registrations=%s",
+              "handover %s %s kubelet=%s: newInstanceRegistered=%.0fms (JVM start included)"
+                  + " oldExit=%s after=%.0fms unhealthyWindows=%d windowMs=%s causes=%s endpoints: old=%s"
+                  + " new=%s",
               PLUGIN.module,
               signal,
+              profile,
               takeOverMs,
               signal.equals("SIGTERM") ? Integer.toString(old.exitValue()) : "killed",
               exitMs,
               windows.size(),
-              windows.stream().map(w -> String.format(Locale.ROOT, "%.1f", w.ms())).toList(),
-              windows.isEmpty()
-                  ? -1.0
-                  : (kubelet.registerCalls().get(2) - windows.get(0).startNanos()) / 1e6,
-              kubelet.registrations()));
+              windows.stream()
+                  .map(w -> String.format(Locale.ROOT, "%.1f", w.duration().toNanos() / 1e6))
+                  .toList(),
+              windows.stream().map(UnhealthyWindow::cause).toList(),
+              Path.of(first.endpoint()).getFileName(),
+              Path.of(second.endpoint()).getFileName()));
       if (signal.equals("SIGTERM")) {
         assertThat(old.exitValue()).as(PluginProcessTest.read(oldLog)).isZero();
-        assertThat(Files.exists(pluginDir.resolve(oldEndpoint), LinkOption.NOFOLLOW_LINKS))
+        assertThat(Files.exists(pluginDir.resolve(first.endpoint()), LinkOption.NOFOLLOW_LINKS))
             .as("the old instance removed its socket")
             .isFalse();
       }
       assertThat(windows).as("unhealthy windows in one rollout").hasSize(1);
       // Without the handover the window lasts until the 5 s safety check registers again.
-      assertThat(windows.get(0).ms()).as("window ms").isLessThan(2000.0);
-      assertThat(kubelet.registrations().get(2)).isEqualTo(newEndpoint);
+      assertThat(windows.get(0).duration()).as("window").isLessThan(Duration.ofSeconds(2));
+      assertThat(third.endpoint()).isEqualTo(second.endpoint());
+      kubelet.awaitDevices(PLUGIN.resource, HandoverProcessTest::allHealthy, START);
       assertThat(fresh.isAlive()).isTrue();
       assertThat(PluginProcessTest.read(newLog))
           .doesNotContain("Exception")
@@ -122,41 +152,47 @@ class HandoverProcessTest {
    * again; the superseded connection stays open, so the kubelet never disconnects the resource (it
    * used to, when the old server was closed 10 s later, until the 5 s safety check).
    */
-  @Test
+  @ParameterizedTest(name = "kubelet {0}")
+  @EnumSource(
+      value = KubeletProfile.class,
+      names = {"V1_27", "LATEST"})
   @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-  void inPlaceReRegistration_noUnhealthyWindow() throws Exception {
+  void inPlaceReRegistration_noUnhealthyWindow(KubeletProfile profile) throws Exception {
     Path pluginDir = tmp.resolve("dp");
     ExampleNode node = new ExampleNode(Files.createDirectories(tmp.resolve("n")));
     Path log = tmp.resolve("plugin.log");
     Process p = null;
-    try (EndpointModelKubelet kubelet = new EndpointModelKubelet(pluginDir)) {
+    try (FakeKubelet kubelet =
+        FakeKubelet.builder().pluginDir(pluginDir).profile(profile).start()) {
+      Mark begin = kubelet.mark();
       p = node.start(PLUGIN, pluginDir, log);
-      awaitRegistrations(kubelet, 1, p, log);
-      kubelet.awaitStreaming(1, START);
+      Registration first = awaitRegistration(kubelet, begin, p, log);
+      kubelet.awaitDevices(PLUGIN.resource, HandoverProcessTest::allHealthy, START);
       await().atMost(START).until(() -> PluginProcessTest.read(log).contains("Registered"));
-      Path socket = pluginDir.resolve(kubelet.registrations().get(0));
 
-      long t0 = System.nanoTime();
-      Files.delete(socket);
-      awaitRegistrations(kubelet, 2, p, log);
-      double reRegisteredMs = (System.nanoTime() - t0) / 1e6;
+      Mark deleted = kubelet.mark();
+      Files.delete(pluginDir.resolve(first.endpoint()));
+      Registration again = awaitRegistration(kubelet, deleted, p, log);
+      double reRegisteredMs = (again.nanos() - deleted.nanos()) / 1e6;
       Duration watched = Duration.ofSeconds(16); // past the old 10 s close and a safety check
       await()
           .during(watched)
           .atMost(watched.plusSeconds(30))
-          .until(() -> kubelet.disconnects() == 0 && kubelet.registrations().size() == 2);
+          .until(() -> kubelet.unhealthyWindows(PLUGIN.resource, deleted).isEmpty());
 
+      long registrations = kubelet.registrations().stream().filter(r -> r.isAfter(deleted)).count();
       Figures.print(
           String.format(
               Locale.ROOT,
-              "in-place re-registration %s: registeredAgain=%.0fms unhealthyWindows=%d"
-                  + " disconnects=%d over %ds",
+              "in-place re-registration %s kubelet=%s: registeredAgain=%.0fms unhealthyWindows=%d"
+                  + " registrations=%d over %ds",
               PLUGIN.module,
+              profile,
               reRegisteredMs,
-              kubelet.windows().size(),
-              kubelet.disconnects(),
+              kubelet.unhealthyWindows(PLUGIN.resource, deleted).size(),
+              registrations,
               watched.toSeconds()));
-      assertThat(kubelet.windows()).isEmpty();
+      assertThat(registrations).as("registrations after the delete").isEqualTo(1);
       p.destroy();
       assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(p.exitValue()).isZero();
@@ -167,16 +203,18 @@ class HandoverProcessTest {
     }
   }
 
-  private static void awaitRegistrations(EndpointModelKubelet kubelet, int n, Process p, Path log)
-      throws Exception {
+  private static boolean allHealthy(List<DeviceState> devices) {
+    return !devices.isEmpty() && devices.stream().allMatch(DeviceState::healthy);
+  }
+
+  private static Registration awaitRegistration(
+      FakeKubelet kubelet, Mark after, Process p, Path log) throws Exception {
     try {
-      kubelet.awaitRegistrations(n, START);
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      return kubelet.awaitRegistration(PLUGIN.resource, after, START);
+    } catch (AssertionError e) {
       throw new AssertionError(
-          "registrations "
-              + kubelet.registrations()
-              + ", wanted "
-              + n
+          "no registration of "
+              + PLUGIN.resource
               + " (alive="
               + p.isAlive()
               + "); log:\n"

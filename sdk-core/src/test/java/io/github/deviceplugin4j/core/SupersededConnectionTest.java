@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
+import io.github.deviceplugin4j.testkit.assertj.KubeletAssertions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -75,19 +77,23 @@ class SupersededConnectionTest {
     Path socket = host.status(RESOURCE).socket();
     StreamCollector superseded = holdStream(socket);
 
+    Mark deleted = kubelet.mark();
     Files.delete(socket);
+    kubelet.awaitRegistration(RESOURCE, deleted, WAIT);
     await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 2);
     assertThat(TestSupport.isSocket(socket)).isTrue();
-    // At integration with the fake kubelet's endpoint model: assert here that the kubelet saw no
-    // unhealthy window and no disconnect of RESOURCE since a mark taken before the delete.
 
+    // The fake kubelet, like the real one, keeps the superseded connection, and would take the
+    // resource offline (unhealthy window) if any stream of it ended.
     await().during(STAYS_OPEN).atMost(STAYS_OPEN.plus(WAIT)).until(() -> open(superseded));
+    KubeletAssertions.assertThat(kubelet).hasNoUnhealthyWindow(RESOURCE, deleted);
     backend.publish(List.of(Device.healthy("d0"), Device.healthy("d1")));
     assertThat(superseded.next(WAIT)).containsExactly("d0:Healthy", "d1:Healthy");
     backend.publish(
         List.of(Device.healthy("d0"), Device.builder("d1").health(Health.UNHEALTHY).build()));
     assertThat(superseded.next(WAIT)).containsExactly("d0:Healthy", "d1:Unhealthy");
     kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
+    KubeletAssertions.assertThat(kubelet).hasNoUnhealthyWindow(RESOURCE, deleted);
 
     host.close();
     await().atMost(WAIT).until(() -> !open(superseded));
@@ -106,6 +112,7 @@ class SupersededConnectionTest {
                 .start());
     kubelet.awaitRegistration(RESOURCE, WAIT);
     Path socket = host.status(RESOURCE).socket();
+    Mark first = kubelet.mark();
     List<StreamCollector> streams = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       streams.add(holdStream(socket));
@@ -117,6 +124,7 @@ class SupersededConnectionTest {
         .during(STAYS_OPEN)
         .atMost(STAYS_OPEN.plus(WAIT))
         .until(() -> streams.stream().allMatch(SupersededConnectionTest::open));
+    KubeletAssertions.assertThat(kubelet).hasNoUnhealthyWindow(RESOURCE, first);
 
     // A client that leaves ends its own stream only; the others stay.
     streams.get(0).cancel();

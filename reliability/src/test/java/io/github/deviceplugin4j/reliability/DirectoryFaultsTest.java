@@ -120,10 +120,12 @@ class DirectoryFaultsTest {
                     + " registeredAfterRealKubelet=%.1fms",
                 attempts, early.fds(), late.fds(), early.threads(), late.threads(), ms));
         assertThat(error).contains("cannot reach the kubelet at " + kubeletSock);
-        // Sampled while attempts go on: one attempt's connection (socket, pipe) may be open then.
-        assertThat(late.fds()).isLessThanOrEqualTo(early.fds() + 4);
-        assertThat(late.threads()).isLessThanOrEqualTo(early.threads() + 2);
-        assertThat(ms).isLessThan(1000.0);
+        // Sampled while attempts go on: an attempt's connection (socket, pipe) or a worker may be
+        // alive then; a leak per attempt would add one per failed attempt. The registration follows
+        // the new kubelet.sock's event, not the backoff (up to 10 s).
+        assertThat(late.fds()).isLessThanOrEqualTo(early.fds() + 8);
+        assertThat(late.threads()).isLessThanOrEqualTo(early.threads() + 8);
+        assertThat(ms).isLessThan(5000.0);
       }
     } finally {
       first.close();

@@ -79,11 +79,15 @@ class KubeletAbsentTest {
                 "kubelet-absent absent=%ds registeredAfterAppearance=%.1fms"
                     + " whileAbsent fds %d->%d threads %d->%d",
                 absent, ms, early.fds(), late.fds(), early.threads(), late.threads()));
-        assertThat(ms).as("ms from kubelet.sock to registration").isLessThan(1000.0);
-        assertThat(late.fds()).as("fds while waiting").isLessThanOrEqualTo(early.fds() + 2);
+        // Bounds with reasons: kubelet.sock's creation starts a registration at once; without that
+        // event the plugin would wait for its backoff, 10 s after a long absence. Waiting must not
+        // leak: one fd or thread per attempt would add dozens; a few are transient (an attempt's
+        // connection or a worker alive when sampled).
+        assertThat(ms).as("ms from kubelet.sock to registration").isLessThan(5000.0);
+        assertThat(late.fds()).as("fds while waiting").isLessThanOrEqualTo(early.fds() + 8);
         assertThat(late.threads())
             .as("threads while waiting")
-            .isLessThanOrEqualTo(early.threads() + 2);
+            .isLessThanOrEqualTo(early.threads() + 8);
         kubelet.awaitDevices(RESOURCE, l -> l.size() == 2, Duration.ofSeconds(5));
       }
     }

@@ -82,11 +82,15 @@ class ListAndWatchTest {
               settled));
       assertThat(kubelet.registrations()).as("cancels must not cost a registration").hasSize(1);
       assertThat(listener.registered.get()).isEqualTo(1);
+      // Bounds with reasons (the figures themselves are printed): a new stream's first list is sent
+      // at once, so even a loaded runner's p99 stays far below the 5 s stream check that would
+      // register again; a leak of one fd or thread per cancelled stream would add n (200), so a
+      // few more than before are transient (a connection or worker in flight when sampled).
       assertThat(Figures.percentile(firstList, 99))
           .as("p99 ms to the new stream's list")
-          .isLessThan(1000.0);
-      assertThat(after.fds()).isLessThanOrEqualTo(before.fds() + 2);
-      assertThat(after.threads()).isLessThanOrEqualTo(before.threads() + 2);
+          .isLessThan(5000.0);
+      assertThat(after.fds()).isLessThanOrEqualTo(before.fds() + 8);
+      assertThat(after.threads()).isLessThanOrEqualTo(before.threads() + 8);
       assertThat(after.heapMiB() - before.heapMiB())
           .isLessThan(KubeletRestartTest.heapToleranceMiB(n));
     }

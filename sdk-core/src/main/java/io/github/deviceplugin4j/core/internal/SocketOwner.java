@@ -41,6 +41,14 @@ final class SocketOwner {
     return socket;
   }
 
+  /**
+   * An owner of another socket path serving the same services, nothing served yet: a second
+   * instance of a resource takes its own socket name this way.
+   */
+  SocketOwner at(Path other) {
+    return new SocketOwner(other, shared, services);
+  }
+
   /** Whether a server runs and the file at the path is still its socket. */
   synchronized boolean stillOurs() {
     return server != null && server.stillOurs();

@@ -1,0 +1,45 @@
+package io.github.deviceplugin4j.dra;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+
+/** Names the kubelet uses for DRA drivers: the plugin type, the gRPC services, the socket paths. */
+public final class DraNames {
+  /** The {@code PluginInfo.type} a DRA driver registers with through the plugin watcher. */
+  public static final String PLUGIN_TYPE = "DRAPlugin";
+
+  /** The gRPC service of the DRA kubelet plugin API v1 (Kubernetes 1.34 and newer). */
+  public static final String SERVICE_V1 = "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin";
+
+  /** The gRPC service of the DRA kubelet plugin API v1beta1 (Kubernetes 1.32 and newer). */
+  public static final String SERVICE_V1BETA1 = "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin";
+
+  /**
+   * The services a driver of this SDK serves, newest first, as sent in {@code supported_versions}.
+   */
+  public static final List<String> SERVICES = List.of(SERVICE_V1, SERVICE_V1BETA1);
+
+  /** The kubelet's default directory for plugin sockets and data. */
+  public static final Path DEFAULT_PLUGINS_DIR = Path.of("/var/lib/kubelet/plugins");
+
+  private DraNames() {}
+
+  /**
+   * Returns the default DRA socket of a driver, {@code /var/lib/kubelet/plugins/<driver>/dra.sock}.
+   *
+   * @param driverName the driver's name, e.g. {@code fpga.example.com}
+   * @return the absolute socket path
+   * @throws IllegalArgumentException if the name is empty or contains a path separator
+   */
+  public static Path defaultEndpoint(String driverName) {
+    Objects.requireNonNull(driverName, "driverName");
+    if (driverName.isEmpty() || driverName.contains("/") || driverName.equals("..")) {
+      throw new IllegalArgumentException(
+          "DRA driver name '"
+              + driverName
+              + "' cannot name a directory: use a DNS subdomain such as fpga.example.com");
+    }
+    return DEFAULT_PLUGINS_DIR.resolve(driverName).resolve("dra.sock");
+  }
+}

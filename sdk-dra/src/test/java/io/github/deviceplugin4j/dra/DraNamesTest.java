@@ -1,0 +1,31 @@
+package io.github.deviceplugin4j.dra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class DraNamesTest {
+  @Test
+  void defaultEndpointIsTheDriversDirectoryUnderTheKubeletPlugins() {
+    assertThat(DraNames.defaultEndpoint("fpga.example.com"))
+        .isEqualTo(Path.of("/var/lib/kubelet/plugins/fpga.example.com/dra.sock"));
+  }
+
+  @Test
+  void aNameThatIsNotOneDirectoryIsRefusedWithWhatToUse() {
+    assertThatThrownBy(() -> DraNames.defaultEndpoint("a/b"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'a/b'")
+        .hasMessageContaining("DNS subdomain");
+  }
+
+  @Test
+  void servicesAreListedNewestFirst() {
+    assertThat(DraNames.SERVICES)
+        .containsExactly(
+            "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
+            "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin");
+  }
+}

@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.benchmarks;
 
 import io.github.deviceplugin4j.benchmarks.process.ColdStartScenario;
+import io.github.deviceplugin4j.benchmarks.process.GoCold;
 import io.github.deviceplugin4j.benchmarks.process.GoFlags;
 import io.github.deviceplugin4j.benchmarks.process.MemoryScenario;
 import io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario;
@@ -55,7 +56,8 @@ public final class Bench {
         new ColdStartScenario(),
         new MemoryScenario(),
         new MultiResourceScenario(),
-        new GoFlags());
+        new GoFlags(),
+        new GoCold());
   }
 
   /**

@@ -256,7 +256,7 @@ public final class GoFlags implements Scenario {
   /** One cold run: a Go fake kubelet and a fresh plugin process. */
   private record ColdRun(Config config, JavaProcess kubelet, JavaProcess plugin, Path log) {}
 
-  private static void cold(
+  static void cold(
       BenchContext ctx, Report report, GoPrograms go, FpgaNode node, List<Config> configs)
       throws Exception {
     Sizes sizes = ctx.sizes();

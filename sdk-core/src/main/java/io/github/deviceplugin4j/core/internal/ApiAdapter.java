@@ -70,4 +70,15 @@ public interface ApiAdapter {
       boolean preStartRequired,
       boolean preferredAllocationAvailable,
       Duration deadline);
+
+  /**
+   * Runs this version's request path in process, without a socket, so that its classes are loaded
+   * and its code compiled before the kubelet's first call: the calls that run no vendor code go
+   * through the service itself (Allocate only when it is declarative), the others only through
+   * their messages' marshalling. Nothing is sent, logged or recorded.
+   *
+   * @param plugin the resource
+   * @param rounds how many times each call runs
+   */
+  default void warmUp(PluginEndpoint plugin, int rounds) {}
 }

@@ -154,6 +154,16 @@ public final class RequestHandler {
   }
 
   /**
+   * Whether Allocate is answered from the devices' declared allocations alone (no {@link
+   * Allocator}): then an Allocate runs no vendor code and has no effect beyond its answer.
+   *
+   * @return true when there is no allocator
+   */
+  public boolean declarativeAllocate() {
+    return allocator == null;
+  }
+
+  /**
    * Allocates devices for each container of a request. Validation and a declarative answer (no
    * {@link Allocator}) complete on the calling thread; an {@link Allocator} runs on a worker thread
    * with its deadline unless declared {@link NonBlocking}.

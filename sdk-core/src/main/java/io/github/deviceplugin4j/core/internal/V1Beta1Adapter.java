@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationResponse;
+import io.github.deviceplugin4j.api.v1beta1.DevicePluginApi;
 import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
 import io.github.deviceplugin4j.api.v1beta1.DevicePluginOptions;
 import io.github.deviceplugin4j.api.v1beta1.DeviceSpec;
@@ -24,15 +25,21 @@ import io.github.deviceplugin4j.core.ContainerAllocation;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.Mount;
+import io.grpc.Drainable;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /** The {@code v1beta1} device plugin API. */
 public final class V1Beta1Adapter implements ApiAdapter {
@@ -124,6 +131,111 @@ public final class V1Beta1Adapter implements ApiAdapter {
               }
             });
     return done;
+  }
+
+  @Override
+  public void warmUp(PluginEndpoint plugin, int rounds) {
+    // The map fields of ContainerAllocateResponse need the file's descriptor, built on first use:
+    // the largest part of a cold Allocate.
+    DevicePluginApi.getDescriptor();
+    Service service = new Service(plugin);
+    Device sample = null;
+    for (Device d : plugin.devices().current().devices()) {
+      if (d.health() == io.github.deviceplugin4j.core.Health.HEALTHY) {
+        sample = d;
+        break;
+      }
+    }
+    String id = sample == null ? "warm-up" : sample.id();
+    boolean allocate = sample != null && plugin.requests().declarativeAllocate();
+    ContainerAllocation allocation =
+        sample == null
+            ? ContainerAllocation.builder()
+                .deviceNode(new DeviceNode("/dev/null", "/dev/null", "rw"))
+                .mount(new Mount("/tmp", "/tmp", true))
+                .env("WARM_UP", "1")
+                .annotation("example.com/warm-up", "1")
+                .cdiDevice("example.com/class=warm-up")
+                .build()
+            : sample.allocation();
+    AllocateRequest allocateRequest =
+        AllocateRequest.newBuilder()
+            .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(id))
+            .build();
+    for (int i = 0; i < rounds; i++) {
+      call(
+          DevicePluginGrpc.getGetDevicePluginOptionsMethod(),
+          Empty.getDefaultInstance(),
+          service::getDevicePluginOptions);
+      if (allocate) {
+        call(DevicePluginGrpc.getAllocateMethod(), allocateRequest, service::allocate);
+      } else {
+        call(
+            DevicePluginGrpc.getAllocateMethod(),
+            allocateRequest,
+            (request, out) -> {
+              out.onNext(
+                  AllocateResponse.newBuilder().addContainerResponses(toWire(allocation)).build());
+              out.onCompleted();
+            });
+      }
+      call(
+          DevicePluginGrpc.getGetPreferredAllocationMethod(),
+          PreferredAllocationRequest.newBuilder()
+              .addContainerRequests(
+                  ContainerPreferredAllocationRequest.newBuilder()
+                      .addAvailableDeviceIDs(id)
+                      .setAllocationSize(1))
+              .build(),
+          (request, out) -> {
+            out.onNext(
+                PreferredAllocationResponse.newBuilder()
+                    .addContainerResponses(
+                        ContainerPreferredAllocationResponse.newBuilder()
+                            .addAllDeviceIDs(
+                                request.getContainerRequests(0).getAvailableDeviceIDsList()))
+                    .build());
+            out.onCompleted();
+          });
+      call(
+          DevicePluginGrpc.getPreStartContainerMethod(),
+          PreStartContainerRequest.newBuilder().addDevicesIds(id).build(),
+          (request, out) -> {
+            out.onNext(PreStartContainerResponse.getDefaultInstance());
+            out.onCompleted();
+          });
+    }
+  }
+
+  /**
+   * One call as the server sees it: the request parsed from its bytes, the handler run, the answer
+   * written out the way gRPC's framer writes it.
+   */
+  private static <Q, R> void call(
+      MethodDescriptor<Q, R> method, Q request, BiConsumer<Q, StreamObserver<R>> handler) {
+    Q parsed = method.parseRequest(method.streamRequest(request));
+    handler.accept(
+        parsed,
+        new StreamObserver<R>() {
+          @Override
+          public void onNext(R value) {
+            try (InputStream in = method.streamResponse(value)) {
+              if (in instanceof Drainable d) {
+                d.drainTo(OutputStream.nullOutputStream());
+              } else {
+                in.transferTo(OutputStream.nullOutputStream());
+              }
+            } catch (IOException e) {
+              throw new IllegalStateException("cannot write " + method.getFullMethodName(), e);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        });
   }
 
   static ContainerAllocateResponse toWire(ContainerAllocation a) {

@@ -1,0 +1,51 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import io.github.deviceplugin4j.benchmarks.BenchContext;
+import io.github.deviceplugin4j.benchmarks.Report;
+import io.github.deviceplugin4j.benchmarks.Scenario;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The {@code cold} scenario (with {@code --client=go}): only the cold Allocate table of {@link
+ * GoFlags}, for the Go stub and the FPGA example under the image's flags (and, with {@value
+ * #ALL_PROPERTY}{@code =true}, every flag set of {@code flags}). It takes a few minutes instead of
+ * the quarter of an hour of {@code flags}, so a change to the first call's path can be measured on
+ * its own.
+ */
+public final class GoCold implements Scenario {
+
+  /** System property: {@code true} runs every flag set of {@code flags}, not only the image's. */
+  public static final String ALL_PROPERTY = "bench.cold.all";
+
+  /** Creates the scenario. */
+  public GoCold() {}
+
+  @Override
+  public String name() {
+    return "cold";
+  }
+
+  @Override
+  public void run(BenchContext ctx, Report report) throws Exception {
+    if (ctx.client() != BenchContext.Client.GO) {
+      report.skipped(name(), "runs with --client=go only (the Go fake kubelet drives it)");
+      return;
+    }
+    Optional<GoPrograms> found = GoPrograms.build(ctx);
+    if (found.isEmpty()) {
+      report.skipped(name(), GoPrograms.MISSING);
+      return;
+    }
+    FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
+    List<GoFlags.Config> all = GoFlags.configs(AppCds.of(ctx, node).imageBuild().flags());
+    List<GoFlags.Config> configs = new ArrayList<>();
+    for (GoFlags.Config c : all) {
+      if (Boolean.getBoolean(ALL_PROPERTY) || c.go() || c.name().equals("image flags")) {
+        configs.add(c);
+      }
+    }
+    GoFlags.cold(ctx, report, found.get(), node, configs);
+  }
+}

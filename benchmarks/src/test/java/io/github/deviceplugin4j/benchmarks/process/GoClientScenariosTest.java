@@ -121,8 +121,8 @@ class GoClientScenariosTest {
                 "go-stub",
                 "JDK 17 defaults",
                 "image flags",
-                "image flags, C2 allowed",
-                "image flags, pooled Netty, 2 event loops"));
+                "image flags, C2 lean",
+                "image flags, C2 lean, pooled Netty"));
     if (Files.isExecutable(GoFlags.jdk25())) {
       rows.add(GoFlags.AOT_ROW);
     }
@@ -134,6 +134,7 @@ class GoClientScenariosTest {
       assertThat(number(t.cell(r, "c=16 ops/s"))).isPositive();
       assertThat(number(t.cell(r, "RSS idle (MiB)"))).isBetween(1.0, 2048.0);
       assertThat(number(t.cell(r, "RSS after load (MiB)"))).isBetween(1.0, 2048.0);
+      assertThat(number(t.cell(r, "RSS settled (MiB)"))).isBetween(1.0, 2048.0);
       assertThat(number(t.cell(r, "restart max")))
           .isGreaterThanOrEqualTo(number(t.cell(r, "restart p50")))
           .isPositive();
@@ -147,6 +148,17 @@ class GoClientScenariosTest {
       assertThat(number(cold.cell(r, "after idle p50"))).isPositive();
     }
     assertThat(cold.cell(0, "first p50 / go-stub")).isEqualTo("1.00×");
+  }
+
+  @Test
+  void coldWithGoClient_measuresTheGoStubAndTheImageFlagsOnly() throws Exception {
+    assumeGo();
+    Report report = run(new GoCold());
+
+    Report.Table cold = report.table(GoFlags.COLD).orElseThrow();
+    assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactly("go-stub", "image flags");
+    assertThat(number(cold.cell(1, "first Allocate p50"))).isPositive();
+    assertThat(report.table(GoFlags.TITLE)).isEmpty();
   }
 
   @Test

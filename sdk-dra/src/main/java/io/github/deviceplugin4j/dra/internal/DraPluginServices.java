@@ -123,33 +123,38 @@ public final class DraPluginServices {
               response = call.run();
             } catch (IOException e) {
               LOG.error("{} failed: {}", method, e.getMessage());
-              out.onError(
-                  Status.UNAVAILABLE
-                      .withDescription(method + " could not run: " + e.getMessage())
-                      .asRuntimeException());
+              fail(
+                  out,
+                  Status.UNAVAILABLE.withDescription(method + " could not run: " + e.getMessage()));
               return;
             } catch (InterruptedException e) {
               Thread.currentThread().interrupt();
-              out.onError(
-                  Status.UNAVAILABLE
-                      .withDescription("the DRA plugin is stopping")
-                      .asRuntimeException());
+              fail(out, Status.UNAVAILABLE.withDescription("the DRA plugin is stopping"));
               return;
             } catch (RuntimeException e) {
               LOG.error("{} failed", method, e);
-              out.onError(
-                  Status.INTERNAL
-                      .withDescription(method + " failed: " + e)
-                      .withCause(e)
-                      .asRuntimeException());
+              fail(out, Status.INTERNAL.withDescription(method + " failed: " + e).withCause(e));
               return;
             }
-            out.onNext(response);
-            out.onCompleted();
+            try {
+              out.onNext(response);
+              out.onCompleted();
+            } catch (RuntimeException e) {
+              // The kubelet gave up on the call (deadline, restart); what was prepared is recorded
+              // and its repeat is answered from the checkpoint.
+              LOG.info("{}: the kubelet is gone before the answer: {}", method, e.toString());
+            }
           });
     } catch (RejectedExecutionException e) {
-      out.onError(
-          Status.UNAVAILABLE.withDescription("the DRA plugin is stopping").asRuntimeException());
+      fail(out, Status.UNAVAILABLE.withDescription("the DRA plugin is stopping"));
+    }
+  }
+
+  private static void fail(StreamObserver<?> out, Status status) {
+    try {
+      out.onError(status.asRuntimeException());
+    } catch (RuntimeException e) {
+      LOG.debug("the kubelet is gone before the error: {}", e.toString());
     }
   }
 

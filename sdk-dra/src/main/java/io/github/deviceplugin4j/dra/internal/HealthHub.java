@@ -75,11 +75,9 @@ public final class HealthHub implements DraHealthSink, AutoCloseable {
   public void publish(List<DraDeviceHealth> devices) {
     Objects.requireNonNull(devices, "devices");
     NodeWatchResourcesResponse message = toWire(devices);
+    // Sends happen under the hub's lock, so no watch ever gets an older list after a newer one.
     synchronized (this) {
-      if (closed) {
-        return;
-      }
-      if (message.equals(latest)) {
+      if (closed || message.equals(latest)) {
         return; // not an effective change; the re-send keeps it fresh
       }
       latest = message;
@@ -88,16 +86,13 @@ public final class HealthHub implements DraHealthSink, AutoCloseable {
       }
       long every = resendInterval(devices).toNanos();
       resend = timer.scheduleAtFixedRate(this::resendLatest, every, every, TimeUnit.NANOSECONDS);
+      watches.forEach(w -> w.send(message));
     }
-    watches.forEach(w -> w.send(message));
   }
 
-  private void resendLatest() {
-    NodeWatchResourcesResponse message;
-    synchronized (this) {
-      message = latest;
-    }
-    if (message != null) {
+  private synchronized void resendLatest() {
+    if (latest != null && !closed) {
+      NodeWatchResourcesResponse message = latest;
       watches.forEach(w -> w.send(message));
     }
   }
@@ -165,17 +160,15 @@ public final class HealthHub implements DraHealthSink, AutoCloseable {
     ServerCallStreamObserver<T> out = (ServerCallStreamObserver<T>) observer;
     Watch w = new Watch(message -> out.onNext(convert.apply(message)), out::onCompleted);
     out.setOnCancelHandler(() -> watches.remove(w));
-    NodeWatchResourcesResponse first;
     synchronized (this) {
       if (closed) {
         out.onError(Status.UNAVAILABLE.withDescription("stopping").asRuntimeException());
         return;
       }
       watches.add(w);
-      first = latest;
-    }
-    if (first != null) {
-      w.send(first);
+      if (latest != null) {
+        w.send(latest);
+      }
     }
   }
 

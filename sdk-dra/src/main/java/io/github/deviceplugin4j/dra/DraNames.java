@@ -20,6 +20,26 @@ public final class DraNames {
    */
   public static final List<String> SERVICES = List.of(SERVICE_V1, SERVICE_V1BETA1);
 
+  /**
+   * The gRPC service of the DRA health API v1 (kubelets 1.37 and newer). Listed in {@code
+   * supported_versions} by a driver that reports health: newer kubelets pick the health service
+   * from that list.
+   */
+  public static final String HEALTH_SERVICE_V1 = "v1.DRAResourceHealth";
+
+  /**
+   * The gRPC service of the DRA health API v1alpha1, the only one kubelets 1.34 to 1.36 call;
+   * identical messages to v1.
+   */
+  public static final String HEALTH_SERVICE_V1ALPHA1 = "v1alpha1.DRAResourceHealth";
+
+  /** The health services a driver of this SDK serves when it reports health, newest first. */
+  public static final List<String> HEALTH_SERVICES =
+      List.of(HEALTH_SERVICE_V1, HEALTH_SERVICE_V1ALPHA1);
+
+  /** The kubelet's default directory of plugin registration sockets (the plugin watcher's). */
+  public static final Path DEFAULT_REGISTRY_DIR = Path.of("/var/lib/kubelet/plugins_registry");
+
   /** The kubelet's default directory for plugin sockets and data. */
   public static final Path DEFAULT_PLUGINS_DIR = Path.of("/var/lib/kubelet/plugins");
 

@@ -3,10 +3,15 @@ package io.github.deviceplugin4j.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.FileDescriptor;
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
+import io.github.deviceplugin4j.api.dra.v1.DraPluginV1Api;
+import io.github.deviceplugin4j.api.dra.v1beta1.DraPluginV1Beta1Api;
+import io.github.deviceplugin4j.api.drahealth.v1.DraHealthV1Api;
+import io.github.deviceplugin4j.api.drahealth.v1alpha1.DraHealthV1Alpha1Api;
 import io.github.deviceplugin4j.api.pluginregistration.PluginRegistrationApi;
 import io.github.deviceplugin4j.api.podresources.v1.PodResourcesApi;
 import io.github.deviceplugin4j.api.v1beta1.DevicePluginApi;
@@ -103,6 +108,50 @@ class WireContractTest {
       v1.GetPodResourcesRequest.pod_name 1 string optional
       v1.GetPodResourcesRequest.pod_namespace 2 string optional
       v1.GetPodResourcesResponse.pod_resources 1 message:v1.PodResources optional
+      k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourcesRequest.claims 1 message:k8s.io.kubelet.pkg.apis.dra.v1.Claim repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourcesResponse.claims 1 map<string,message:k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourceResponse> repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourceResponse.devices 1 message:k8s.io.kubelet.pkg.apis.dra.v1.Device repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourceResponse.error 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Device.request_names 1 string repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.Device.pool_name 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Device.device_name 3 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Device.cdi_device_ids 4 string repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourcesRequest.claims 1 message:k8s.io.kubelet.pkg.apis.dra.v1.Claim repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourcesResponse.claims 1 map<string,message:k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourceResponse> repeated
+      k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourceResponse.error 1 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Claim.namespace 1 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Claim.uid 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1.Claim.name 3 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest.claims 1 message:k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse.claims 1 map<string,message:k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse> repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse.devices 1 message:k8s.io.kubelet.pkg.apis.dra.v1beta1.Device repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourceResponse.error 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Device.request_names 1 string repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Device.pool_name 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Device.device_name 3 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Device.cdi_device_ids 4 string repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest.claims 1 message:k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse.claims 1 map<string,message:k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse> repeated
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourceResponse.error 1 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim.namespace 1 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim.uid 2 string optional
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.Claim.name 3 string optional
+      v1.DeviceIdentifier.pool_name 1 string optional
+      v1.DeviceIdentifier.device_name 2 string optional
+      v1.DeviceHealth.device 1 message:v1.DeviceIdentifier optional
+      v1.DeviceHealth.health 2 enum:v1.HealthStatus optional
+      v1.DeviceHealth.last_updated_time 3 int64 optional
+      v1.DeviceHealth.health_check_timeout_seconds 4 int64 optional
+      v1.DeviceHealth.message 5 string optional
+      v1.NodeWatchResourcesResponse.devices 1 message:v1.DeviceHealth repeated
+      v1alpha1.DeviceIdentifier.pool_name 1 string optional
+      v1alpha1.DeviceIdentifier.device_name 2 string optional
+      v1alpha1.DeviceHealth.device 1 message:v1alpha1.DeviceIdentifier optional
+      v1alpha1.DeviceHealth.health 2 enum:v1alpha1.HealthStatus optional
+      v1alpha1.DeviceHealth.last_updated_time 3 int64 optional
+      v1alpha1.DeviceHealth.health_check_timeout_seconds 4 int64 optional
+      v1alpha1.DeviceHealth.message 5 string optional
+      v1alpha1.NodeWatchResourcesResponse.devices 1 message:v1alpha1.DeviceHealth repeated
       """;
 
   /** Messages with no fields at all. */
@@ -113,7 +162,9 @@ class WireContractTest {
           "pluginregistration.InfoRequest",
           "pluginregistration.RegistrationStatusResponse",
           "v1.AllocatableResourcesRequest",
-          "v1.ListPodResourcesRequest");
+          "v1.ListPodResourcesRequest",
+          "v1.NodeWatchResourcesRequest",
+          "v1alpha1.NodeWatchResourcesRequest");
 
   /** Full gRPC method name, request type, response type, and whether the server streams. */
   private static final String METHODS =
@@ -129,13 +180,23 @@ class WireContractTest {
       v1.PodResourcesLister/List v1.ListPodResourcesRequest v1.ListPodResourcesResponse unary
       v1.PodResourcesLister/GetAllocatableResources v1.AllocatableResourcesRequest v1.AllocatableResourcesResponse unary
       v1.PodResourcesLister/Get v1.GetPodResourcesRequest v1.GetPodResourcesResponse unary
+      k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourcesRequest k8s.io.kubelet.pkg.apis.dra.v1.NodePrepareResourcesResponse unary
+      k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourcesRequest k8s.io.kubelet.pkg.apis.dra.v1.NodeUnprepareResourcesResponse unary
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesRequest k8s.io.kubelet.pkg.apis.dra.v1beta1.NodePrepareResourcesResponse unary
+      k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesRequest k8s.io.kubelet.pkg.apis.dra.v1beta1.NodeUnprepareResourcesResponse unary
+      v1.DRAResourceHealth/NodeWatchResources v1.NodeWatchResourcesRequest v1.NodeWatchResourcesResponse server-streaming
+      v1alpha1.DRAResourceHealth/NodeWatchResources v1alpha1.NodeWatchResourcesRequest v1alpha1.NodeWatchResourcesResponse server-streaming
       """;
 
   private static final List<FileDescriptor> FILES =
       List.of(
           DevicePluginApi.getDescriptor(),
           PluginRegistrationApi.getDescriptor(),
-          PodResourcesApi.getDescriptor());
+          PodResourcesApi.getDescriptor(),
+          DraPluginV1Api.getDescriptor(),
+          DraPluginV1Beta1Api.getDescriptor(),
+          DraHealthV1Api.getDescriptor(),
+          DraHealthV1Alpha1Api.getDescriptor());
 
   static Stream<String> fieldRows() {
     return FIELDS.lines().map(String::strip).filter(l -> !l.isEmpty());
@@ -201,6 +262,43 @@ class WireContractTest {
   }
 
   @Test
+  void draGrpcStubsUseTheServiceNamesTheKubeletRegistersAndCalls() {
+    assertThat(
+            io.github.deviceplugin4j.api.dra.v1.DRAPluginGrpc.getNodePrepareResourcesMethod()
+                .getFullMethodName())
+        .isEqualTo("k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources");
+    assertThat(
+            io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.getNodeUnprepareResourcesMethod()
+                .getFullMethodName())
+        .isEqualTo("k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources");
+    assertThat(
+            io.github.deviceplugin4j.api.drahealth.v1.DRAResourceHealthGrpc
+                .getNodeWatchResourcesMethod()
+                .getFullMethodName())
+        .isEqualTo("v1.DRAResourceHealth/NodeWatchResources");
+    assertThat(
+            io.github.deviceplugin4j.api.drahealth.v1alpha1.DRAResourceHealthGrpc
+                .getNodeWatchResourcesMethod()
+                .getFullMethodName())
+        .isEqualTo("v1alpha1.DRAResourceHealth/NodeWatchResources");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("healthFiles")
+  void healthStatusEnumHasTheKubeletsNumbers(FileDescriptor file) {
+    EnumDescriptor status = file.findEnumTypeByName("HealthStatus");
+
+    assertThat(status).isNotNull();
+    assertThat(status.getValues())
+        .extracting(v -> v.getName() + "=" + v.getNumber())
+        .containsExactly("UNKNOWN=0", "HEALTHY=1", "UNHEALTHY=2");
+  }
+
+  static Stream<FileDescriptor> healthFiles() {
+    return Stream.of(DraHealthV1Api.getDescriptor(), DraHealthV1Alpha1Api.getDescriptor());
+  }
+
+  @Test
   void tableCoversEveryMessageFieldAndMethod() {
     TreeSet<String> expectedFields = new TreeSet<>();
     fieldRows().forEach(r -> expectedFields.add(r.split(" ")[0]));
@@ -232,7 +330,14 @@ class WireContractTest {
   @Test
   void protoPackagesAreTheUpstreamOnesAndImportNothing() {
     assertThat(FILES.stream().map(FileDescriptor::getPackage))
-        .containsExactly("v1beta1", "pluginregistration", "v1");
+        .containsExactly(
+            "v1beta1",
+            "pluginregistration",
+            "v1",
+            "k8s.io.kubelet.pkg.apis.dra.v1",
+            "k8s.io.kubelet.pkg.apis.dra.v1beta1",
+            "v1",
+            "v1alpha1");
     assertThat(FILES).allSatisfy(f -> assertThat(f.getDependencies()).isEmpty());
   }
 
@@ -271,6 +376,9 @@ class WireContractTest {
     }
     if (field.getType() == FieldDescriptor.Type.MESSAGE) {
       return "message:" + field.getMessageType().getFullName();
+    }
+    if (field.getType() == FieldDescriptor.Type.ENUM) {
+      return "enum:" + field.getEnumType().getFullName();
     }
     return field.getType().name().toLowerCase(Locale.ROOT);
   }

@@ -126,7 +126,10 @@ public final class DevicePluginHost implements AutoCloseable {
   }
 
   /**
-   * The registration mode in effect ({@link RegistrationMode#AUTO} resolved).
+   * The registration mode in effect: {@link RegistrationMode#AUTO} resolved at the start, and
+   * {@link RegistrationMode#LEGACY} once every resource has fallen back to legacy registration (see
+   * {@link Builder#pluginWatcherFallback(Duration)}; each resource's mode is in {@link
+   * ResourceStatus#mode()}).
    *
    * @return LEGACY or PLUGIN_WATCHER
    */

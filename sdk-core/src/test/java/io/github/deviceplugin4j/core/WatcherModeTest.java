@@ -153,6 +153,7 @@ class WatcherModeTest {
                 b.pluginWatcherFallback(Duration.ofMillis(800))
                     .reRegistrationDelays(Duration.ofSeconds(5), Duration.ofMillis(200)));
     assertThat(host.status(RESOURCE).mode()).isEqualTo(RegistrationMode.PLUGIN_WATCHER);
+    assertThat(host.registrationMode()).isEqualTo(RegistrationMode.PLUGIN_WATCHER);
 
     Registration r = kubelet.awaitRegistration(RESOURCE, WAIT);
 
@@ -160,6 +161,7 @@ class WatcherModeTest {
     await().atMost(WAIT).until(host::isReady);
     ResourceStatus status = host.status(RESOURCE);
     assertThat(status.mode()).isEqualTo(RegistrationMode.LEGACY);
+    assertThat(host.registrationMode()).isEqualTo(RegistrationMode.LEGACY);
     assertThat(status.socket().getParent()).isEqualTo(pluginDir());
     assertThat(TestSupport.sockets(registryDir())).isEmpty();
     await()

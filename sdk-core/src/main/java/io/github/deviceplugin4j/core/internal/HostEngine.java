@@ -292,11 +292,17 @@ public final class HostEngine implements AutoCloseable {
   }
 
   /**
-   * The effective registration mode.
+   * The registration mode in use: the one chosen at the start, or LEGACY once every resource has
+   * fallen back to it (AUTO mode whose plugin watcher ignored the sockets).
    *
    * @return LEGACY or PLUGIN_WATCHER
    */
   public RegistrationMode mode() {
+    if (mode == RegistrationMode.PLUGIN_WATCHER
+        && !plugins.isEmpty()
+        && plugins.values().stream().allMatch(p -> p.mode() == RegistrationMode.LEGACY)) {
+      return RegistrationMode.LEGACY;
+    }
     return mode;
   }
 

@@ -7,48 +7,96 @@ import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatusResponse;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.BiConsumer;
 
 /**
- * The plugin watcher's registration service ({@code pluginregistration.Registration}) for one
- * resource. The endpoint is left empty: the kubelet then uses the path at which it found this
- * socket, which also serves the DevicePlugin service. This works whatever path the plugin's
- * container mounts the registry directory at.
+ * The plugin watcher's registration service ({@code pluginregistration.Registration}), served by a
+ * plugin on its socket in the kubelet's {@code plugins_registry} directory: it answers {@code
+ * GetInfo} with a fixed {@link PluginInfo} and hands on the kubelet's {@code
+ * NotifyRegistrationStatus}. Any plugin type works ({@code DevicePlugin}, {@code DRAPlugin}, ...).
+ *
+ * <p>For a device plugin the endpoint is left empty: the kubelet then uses the path at which it
+ * found this socket, which also serves the DevicePlugin service. This works whatever path the
+ * plugin's container mounts the registry directory at.
+ *
+ * <pre>{@code
+ * PluginInfo info = PluginInfo.newBuilder().setType("DRAPlugin").setName("gpu.example.com")
+ *     .setEndpoint("/var/lib/kubelet/plugins/gpu.example.com/dra.sock")
+ *     .addSupportedVersions("v1.DRAPlugin").build();
+ * ServerServiceDefinition service =
+ *     new WatcherRegistrationService(info, () -> {}, (ok, error) -> log(ok, error)).bindService();
+ * }</pre>
  */
-final class WatcherRegistrationService extends RegistrationGrpc.RegistrationImplBase {
+public final class WatcherRegistrationService extends RegistrationGrpc.RegistrationImplBase {
 
   /** The plugin type the kubelet's device manager handles. */
-  static final String DEVICE_PLUGIN_TYPE = "DevicePlugin";
+  public static final String DEVICE_PLUGIN_TYPE = "DevicePlugin";
 
-  private final String resourceName;
-  private final List<String> versions;
+  private final PluginInfo info;
   private final Runnable onGetInfo;
   private final BiConsumer<Boolean, String> onStatus;
 
+  /**
+   * The service for any plugin type.
+   *
+   * @param info what {@code GetInfo} answers
+   * @param onGetInfo runs on each {@code GetInfo}, before the answer (on a gRPC thread)
+   * @param onStatus gets each {@code NotifyRegistrationStatus}: registered, and the kubelet's error
+   *     text (empty when none), on a gRPC thread
+   */
+  public WatcherRegistrationService(
+      PluginInfo info, Runnable onGetInfo, BiConsumer<Boolean, String> onStatus) {
+    this.info = Objects.requireNonNull(info, "info");
+    this.onGetInfo = Objects.requireNonNull(onGetInfo, "onGetInfo");
+    this.onStatus = Objects.requireNonNull(onStatus, "onStatus");
+  }
+
+  /** A device plugin's service: type {@value #DEVICE_PLUGIN_TYPE}, empty endpoint. */
   WatcherRegistrationService(
       String resourceName,
       List<String> versions,
       Runnable onGetInfo,
       BiConsumer<Boolean, String> onStatus) {
-    this.resourceName = resourceName;
-    this.versions = List.copyOf(versions);
-    this.onGetInfo = onGetInfo;
-    this.onStatus = onStatus;
-  }
-
-  @Override
-  public void getInfo(InfoRequest request, StreamObserver<PluginInfo> out) {
-    onGetInfo.run();
-    out.onNext(
+    this(
         PluginInfo.newBuilder()
             .setType(DEVICE_PLUGIN_TYPE)
             .setName(resourceName)
             .setEndpoint("")
             .addAllSupportedVersions(versions)
-            .build());
+            .build(),
+        onGetInfo,
+        onStatus);
+  }
+
+  /**
+   * What {@code GetInfo} answers.
+   *
+   * @return the plugin info
+   */
+  public PluginInfo info() {
+    return info;
+  }
+
+  /**
+   * Answers the plugin info.
+   *
+   * @param request the kubelet's request (no fields)
+   * @param out the answer
+   */
+  @Override
+  public void getInfo(InfoRequest request, StreamObserver<PluginInfo> out) {
+    onGetInfo.run();
+    out.onNext(info);
     out.onCompleted();
   }
 
+  /**
+   * Hands on the kubelet's verdict.
+   *
+   * @param request registered, and the kubelet's error text
+   * @param out the (empty) answer
+   */
   @Override
   public void notifyRegistrationStatus(
       RegistrationStatus request, StreamObserver<RegistrationStatusResponse> out) {

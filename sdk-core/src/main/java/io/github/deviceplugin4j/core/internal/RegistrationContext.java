@@ -1,0 +1,249 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.RegistrationMode;
+import io.grpc.ServerServiceDefinition;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the registration strategies of one resource share: where things are, the control executor,
+ * the registration's state as the resource's status reports it, and how successes, failures and
+ * outages are logged (the same way in every mode).
+ *
+ * <p>State changes only on the control executor; the volatile fields are read from any thread.
+ */
+final class RegistrationContext {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
+  private static final Duration WARN_PERIOD = Duration.ofMinutes(1);
+
+  /** How often a lasting condition (waiting for the kubelet, ignored by it) is logged again. */
+  static final Duration WAITING_LOG_PERIOD = Duration.ofMinutes(5);
+
+  final String name;
+  final Shared shared;
+  final EngineConfig config;
+  final Path kubeletSocket;
+  final SerialExecutor control;
+  final Backoff backoff;
+  final RateLimitedLog registerLog = new RateLimitedLog(LOG, WARN_PERIOD);
+  final RequestHandler requests;
+  final List<ServerServiceDefinition> devicePluginServices;
+  private final Runnable afterSuccess;
+
+  // Touched only on the control executor.
+  private boolean waiting;
+  private long waitingSince;
+  private long lastWaitingLog;
+  // When the registration was lost (an outage), or -1.
+  private long lostSinceNanos = -1;
+
+  // Read from any thread.
+  private volatile boolean closed;
+  private volatile boolean registered;
+  private volatile int registrations;
+  private volatile Instant lastRegistered;
+  private volatile String lastError;
+  private volatile long lastSuccessNanos = System.nanoTime();
+
+  /**
+   * The context of one resource.
+   *
+   * @param name the resource name
+   * @param shared the host's shared resources
+   * @param control the resource's control executor
+   * @param requests the resource's request handler (the options a Register states)
+   * @param devicePluginServices the DevicePlugin services every socket of the resource serves
+   * @param afterSuccess runs on the control executor after each successful registration
+   */
+  RegistrationContext(
+      String name,
+      Shared shared,
+      SerialExecutor control,
+      RequestHandler requests,
+      List<ServerServiceDefinition> devicePluginServices,
+      Runnable afterSuccess) {
+    this.name = name;
+    this.shared = shared;
+    this.config = shared.config();
+    this.kubeletSocket = config.pluginDir().resolve(EngineConfig.KUBELET_SOCKET);
+    this.control = control;
+    this.backoff = new Backoff(config.backoffInitial(), config.backoffMax());
+    this.requests = requests;
+    this.devicePluginServices = List.copyOf(devicePluginServices);
+    this.afterSuccess = afterSuccess;
+  }
+
+  /** Whether the resource was closed. */
+  boolean closed() {
+    return closed;
+  }
+
+  /** The resource is closing: no registration from now on. */
+  void close() {
+    closed = true;
+    registered = false;
+  }
+
+  /** Whether the kubelet has the resource registered, as far as the plugin knows. */
+  boolean registered() {
+    return registered;
+  }
+
+  /** Successful registrations so far. */
+  int registrations() {
+    return registrations;
+  }
+
+  /** When the last registration succeeded, or null. */
+  Instant lastRegistered() {
+    return lastRegistered;
+  }
+
+  /** The last error of the resource (registration, backend, devices, requests), or null. */
+  String lastError() {
+    return lastError;
+  }
+
+  /**
+   * Records the resource's last error.
+   *
+   * @param message what went wrong
+   */
+  void error(String message) {
+    lastError = message;
+  }
+
+  /** {@link System#nanoTime()} of the last successful registration (or of the start). */
+  long lastSuccessNanos() {
+    return lastSuccessNanos;
+  }
+
+  /** Not registered any more, without an outage to log (the kubelet refused, or was replaced). */
+  void unregistered() {
+    registered = false;
+  }
+
+  /**
+   * A registration succeeded: logged (with the outage it ends, if any) and told to the listeners.
+   *
+   * @param how how it registered, for the log
+   * @param mode the mode it registered in
+   */
+  void succeeded(String how, RegistrationMode mode) {
+    registered = true;
+    int n = ++registrations;
+    lastRegistered = Instant.now();
+    long now = System.nanoTime();
+    lastSuccessNanos = now;
+    waiting = false;
+    backoff.reset();
+    registerLog.reset();
+    if (n == 1) {
+      LOG.info("Registered {} with the kubelet ({})", name, how);
+    } else if (lostSinceNanos >= 0) {
+      LOG.info(
+          "Registered {} with the kubelet again after {} ms without it, registration #{} ({})",
+          name,
+          TimeUnit.NANOSECONDS.toMillis(now - lostSinceNanos),
+          n,
+          how);
+    } else {
+      LOG.info("Registered {} with the kubelet again, registration #{} ({})", name, n, how);
+    }
+    lostSinceNanos = -1;
+    shared.listeners().registered(name, mode, n > 1);
+    afterSuccess.run();
+  }
+
+  /**
+   * A registration attempt failed: recorded and logged. An error is logged at WARN (rate limited)
+   * and told to the listeners; waiting for the kubelet is logged once when it starts, then every
+   * {@link #WAITING_LOG_PERIOD}. What comes next is the strategy's decision.
+   *
+   * @param error what failed
+   * @param isError false when the plugin is only waiting for the kubelet
+   */
+  void failed(DevicePluginException error, boolean isError) {
+    lastError = error.getMessage();
+    if (isError) {
+      registerLog.warn(name + ": " + error.getMessage(), error);
+      shared.listeners().error(name, error);
+    } else if (!waiting) {
+      // Waiting for the kubelet starts now (also after failures of another kind).
+      waiting = true;
+      waitingSince = System.nanoTime();
+      lastWaitingLog = waitingSince;
+      if (lostSinceNanos >= 0) {
+        LOG.debug("{}: {}", name, error.getMessage()); // the outage was logged when it began
+      } else {
+        LOG.info("{}: {}", name, error.getMessage());
+      }
+    } else if (System.nanoTime() - lastWaitingLog > WAITING_LOG_PERIOD.toNanos()) {
+      lastWaitingLog = System.nanoTime();
+      LOG.warn(
+          "{}: still {} after {} s; retrying",
+          name,
+          error.getMessage(),
+          TimeUnit.NANOSECONDS.toSeconds(lastWaitingLog - waitingSince));
+    } else {
+      LOG.debug("{}: {}", name, error.getMessage());
+    }
+  }
+
+  /**
+   * The registration is lost (an outage starts): logged once, told to the listeners. Nothing
+   * happens when it was not registered.
+   *
+   * @param reason why, for the log
+   * @param next what happens next, for the log, or null
+   */
+  void markLost(String reason, String next) {
+    if (!registered) {
+      return;
+    }
+    registered = false;
+    lostSinceNanos = System.nanoTime();
+    if (next != null) {
+      LOG.info("{}: lost the kubelet: {}; {}", name, reason, next);
+    } else {
+      LOG.info("{}: lost the kubelet: {}", name, reason);
+    }
+    shared.listeners().kubeletLost(name);
+  }
+
+  /**
+   * Runs a task on the control executor after a delay.
+   *
+   * @param task the task
+   * @param delay the delay
+   * @return its future, or null when the timer is shutting down
+   */
+  ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+    try {
+      return shared
+          .timer()
+          .schedule(() -> control.execute(task), delay.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (RuntimeException shuttingDown) {
+      return null;
+    }
+  }
+
+  /**
+   * Cancels a scheduled task, if any.
+   *
+   * @param f the task's future, or null
+   */
+  static void cancel(ScheduledFuture<?> f) {
+    if (f != null) {
+      f.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.RegistrationMode;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * How one resource registers with the kubelet: the mode's own state and its decisions on every
+ * trigger. {@link LegacyRegistration} calls {@code Register} on {@code kubelet.sock}; {@link
+ * WatcherRegistration} leaves the kubelet's plugin watcher to find the socket; {@link
+ * AutoRegistration} is the plugin watcher with a fallback to legacy registration.
+ *
+ * <p>The triggers run on the resource's control executor, one at a time; {@link #start()} runs on
+ * the caller's thread before any of them. {@link #mode()}, {@link #socket()}, {@link #replaced()}
+ * and {@link #supersededServers()} may be read from any thread.
+ */
+interface RegistrationStrategy {
+
+  /** The mode in use: LEGACY or PLUGIN_WATCHER (AUTO reports the one it is in). */
+  RegistrationMode mode();
+
+  /** The socket the DevicePlugin service is served on now. */
+  Path socket();
+
+  /** Whether a newer instance of the resource took over: this one no longer registers. */
+  boolean replaced();
+
+  /** Superseded servers of the resource whose connections the kubelet still holds. */
+  int supersededServers();
+
+  /**
+   * Serves the socket, on the caller's thread, so that its failure reaches the host's start.
+   *
+   * @throws IOException when the socket cannot be served
+   */
+  void start() throws IOException;
+
+  /** Whether the socket file is still the one this strategy serves. */
+  boolean serving();
+
+  /**
+   * Registers now, or right after the attempt in flight.
+   *
+   * @param reason why, for the log
+   */
+  void register(String reason);
+
+  /**
+   * The registration is lost (an outage starts).
+   *
+   * @param reason why, for the log
+   */
+  void lost(String reason);
+
+  /** {@code kubelet.sock} was created. */
+  void kubeletSocketCreated();
+
+  /** Safety net for missed file events: checks the socket files and the registration. */
+  void safetyCheck();
+
+  /** The kubelet has had no ListAndWatch stream open for the whole grace period. */
+  void streamsMissing();
+
+  /**
+   * A file was created in the plugin directory (perhaps a newer instance's socket).
+   *
+   * @param fileName its name
+   */
+  default void pluginDirFileCreated(String fileName) {}
+
+  /** Events may have been missed in the plugin directory: look for a newer instance. */
+  default void rescanInstances() {}
+
+  /** Stops registering and closes every socket (the superseded ones too) and the lease, if any. */
+  void close();
+}

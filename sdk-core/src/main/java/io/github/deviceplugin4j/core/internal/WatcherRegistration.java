@@ -1,0 +1,323 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.RegistrationException;
+import io.github.deviceplugin4j.core.RegistrationMode;
+import io.grpc.ServerServiceDefinition;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.function.LongConsumer;
+
+/**
+ * Plugin watcher registration: the plugin serves its socket in {@code plugins_registry}, with the
+ * {@code pluginregistration.Registration} service next to the DevicePlugin one; the kubelet's
+ * plugin watcher finds the socket, asks {@code GetInfo}, and tells the outcome with {@code
+ * NotifyRegistrationStatus}. The kubelet finds the socket again by itself after it restarts, so
+ * nothing is re-created then.
+ *
+ * <p>Only while the resource is not registered although a kubelet runs, the socket is re-created (a
+ * "kick": the watcher sees a new file) with a doubling delay. With a fallback (AUTO mode), a
+ * watcher that has not asked for the socket {@link EngineConfig#watcherFallback()} after the start
+ * (or after {@code kubelet.sock} appeared), while {@code kubelet.sock} exists, hands the resource
+ * to legacy registration instead.
+ */
+final class WatcherRegistration extends SocketRegistration {
+
+  /** What a kick finds. */
+  enum Kick {
+    /** No kubelet runs: kubelet.sock's creation re-arms the kick. */
+    WAIT_FOR_KUBELET,
+    /**
+     * The kubelet cannot be seen, but its plugin watcher found the socket before: it finds it again
+     * when it is back (re-creating the socket would deregister it).
+     */
+    LEAVE_TO_WATCHER,
+    /** AUTO mode: the plugin watcher ignored the socket for too long: register the legacy way. */
+    FALL_BACK,
+    /** Re-create the socket so the plugin watcher sees a new file. */
+    RECREATE
+  }
+
+  private final LongConsumer fallback;
+
+  // Touched only on the control executor.
+  private ScheduledFuture<?> pending;
+  private Duration kickDelay;
+  // When the wait for the watcher's first GetInfo started (start, or kubelet.sock created).
+  private long waitSince = System.nanoTime();
+  private int kicks;
+  private long lastKickLog;
+
+  private volatile boolean contacted;
+  private volatile boolean stopped;
+
+  /**
+   * Plugin watcher registration of a resource.
+   *
+   * @param ctx the resource's registration context
+   * @param fallback AUTO mode: told (on the control executor, with the nanoseconds waited) when the
+   *     plugin watcher ignored the socket for too long; null: never fall back
+   */
+  WatcherRegistration(RegistrationContext ctx, LongConsumer fallback) {
+    super(ctx, null);
+    this.fallback = fallback;
+    this.kickDelay = ctx.config.watcherKick();
+    List<ServerServiceDefinition> services = new ArrayList<>(ctx.devicePluginServices);
+    services.add(
+        new WatcherRegistrationService(
+                name,
+                ApiVersions.versions(ctx.config.adapters()),
+                () -> {
+                  contacted = true;
+                  LOG.debug("{}: kubelet plugin watcher asked for GetInfo", name);
+                },
+                (ok, error) -> ctx.control.execute(() -> status(ok, error)))
+            .bindService());
+    this.owner =
+        new SocketOwner(
+            ctx.config.registryDir().resolve(EngineConfig.socketName(name)), ctx.shared, services);
+  }
+
+  @Override
+  public RegistrationMode mode() {
+    return RegistrationMode.PLUGIN_WATCHER;
+  }
+
+  @Override
+  public boolean replaced() {
+    return false;
+  }
+
+  @Override
+  public void start() throws IOException {
+    owner.replace();
+    LOG.info("Serving {} on {} (plugin watcher mode)", name, owner.socket());
+  }
+
+  @Override
+  public void register(String reason) {
+    if (ctx.closed() || stopped) {
+      return;
+    }
+    LOG.debug("{}: registration attempt ({})", name, reason);
+    try {
+      ensureServing();
+    } catch (IOException | RuntimeException e) {
+      ctx.failed(
+          new DevicePluginException(
+              "cannot serve " + name + " on " + owner.socket() + ": " + ResourcePlugin.describe(e),
+              e),
+          true);
+      armKick();
+      return;
+    }
+    if (!ctx.registered()) {
+      armKick();
+    }
+  }
+
+  /** The kubelet's NotifyRegistrationStatus. */
+  private void status(boolean ok, String error) {
+    if (ctx.closed() || stopped) {
+      return;
+    }
+    contacted = true;
+    if (ok) {
+      RegistrationContext.cancel(pending);
+      pending = null;
+      kickDelay = ctx.config.watcherKick();
+      kicks = 0;
+      ctx.succeeded("plugin watcher, socket " + owner.socket(), RegistrationMode.PLUGIN_WATCHER);
+      return;
+    }
+    ctx.unregistered();
+    List<String> sdk = ApiVersions.versions(ctx.config.adapters());
+    List<String> kubelet = LegacyRegister.parseVersions(String.valueOf(error));
+    ctx.failed(
+        new RegistrationException(
+            "the kubelet's plugin watcher refused " + name + ": " + error, kubelet, sdk),
+        true);
+    armKick();
+  }
+
+  /** Schedules the next kick, unless one is pending; each waits twice as long as the one before. */
+  private void armKick() {
+    if (pending != null || ctx.closed() || stopped) {
+      return;
+    }
+    Duration delay = kickDelay;
+    kickDelay = nextDelay(kickDelay, ctx.config.backoffMax());
+    pending =
+        ctx.schedule(
+            () -> {
+              pending = null;
+              kick(delay);
+            },
+            delay);
+  }
+
+  /**
+   * The delay of the kick after one that waited {@code delay}.
+   *
+   * @param delay the last delay
+   * @param backoffMax the cap of the registration backoff
+   * @return twice the delay, at most 30 times the backoff cap
+   */
+  static Duration nextDelay(Duration delay, Duration backoffMax) {
+    Duration doubled = delay.multipliedBy(2);
+    Duration cap = backoffMax.multipliedBy(30);
+    return doubled.compareTo(cap) <= 0 ? doubled : cap;
+  }
+
+  private void kick(Duration waited) {
+    if (ctx.closed() || stopped || ctx.registered()) {
+      return;
+    }
+    long waitedNanos = System.nanoTime() - waitSince;
+    Kick decision =
+        decide(
+            Files.isDirectory(ctx.config.pluginDir()),
+            SocketFiles.identity(ctx.kubeletSocket) != null,
+            contacted,
+            fallback != null,
+            waitedNanos,
+            ctx.config.watcherFallback().toNanos());
+    switch (decision) {
+      case WAIT_FOR_KUBELET, LEAVE_TO_WATCHER -> {}
+      case FALL_BACK -> fallback.accept(waitedNanos);
+      case RECREATE -> recreate(waited);
+    }
+  }
+
+  /**
+   * What a kick does.
+   *
+   * @param pluginDirVisible the device plugin directory is mounted (it may not be in this mode)
+   * @param kubeletThere kubelet.sock exists
+   * @param contacted the plugin watcher has asked for this socket before
+   * @param mayFallBack AUTO mode
+   * @param waitedNanos how long the wait for the watcher's first GetInfo has lasted
+   * @param fallbackNanos how long it may last before falling back
+   * @return what to do
+   */
+  static Kick decide(
+      boolean pluginDirVisible,
+      boolean kubeletThere,
+      boolean contacted,
+      boolean mayFallBack,
+      long waitedNanos,
+      long fallbackNanos) {
+    if (pluginDirVisible && !kubeletThere) {
+      return Kick.WAIT_FOR_KUBELET;
+    }
+    if (!pluginDirVisible && contacted) {
+      return Kick.LEAVE_TO_WATCHER;
+    }
+    if (mayFallBack && !contacted && kubeletThere && waitedNanos >= fallbackNanos) {
+      return Kick.FALL_BACK;
+    }
+    return Kick.RECREATE;
+  }
+
+  private void recreate(Duration waited) {
+    kicks++;
+    String text =
+        name
+            + ": the kubelet has not registered it after "
+            + waited.toMillis()
+            + " ms; re-creating "
+            + owner.socket()
+            + " for its plugin watcher";
+    long now = System.nanoTime();
+    if (kicks == 1) {
+      lastKickLog = now;
+      LOG.info(text);
+    } else if (now - lastKickLog > RegistrationContext.WAITING_LOG_PERIOD.toNanos()) {
+      lastKickLog = now;
+      LOG.warn(
+          "{}: the kubelet's plugin watcher has still not registered it ({} re-creations of {});"
+              + " is {} the directory the kubelet watches?",
+          name,
+          kicks,
+          owner.socket(),
+          ctx.config.registryDir());
+    } else {
+      LOG.debug(text);
+    }
+    try {
+      owner.replace();
+    } catch (IOException | RuntimeException e) {
+      ctx.registerLog.warn(
+          name + ": cannot re-create " + owner.socket() + ": " + ResourcePlugin.describe(e), e);
+    }
+    armKick();
+  }
+
+  /** Starts the kicks over: the first comes after the initial delay. */
+  private void restartKicks() {
+    RegistrationContext.cancel(pending);
+    pending = null;
+    kickDelay = ctx.config.watcherKick();
+    armKick();
+  }
+
+  @Override
+  public void lost(String reason) {
+    ctx.markLost(
+        reason,
+        owner.stillOurs()
+            ? "its plugin watcher finds " + owner.socket() + " again when it is back"
+            : null);
+  }
+
+  @Override
+  public void kubeletSocketCreated() {
+    if (ctx.registered()) {
+      return;
+    }
+    // The kubelet's plugin watcher finds the socket by itself; the kick is the last resort, and
+    // the wait for a fallback counts from the kubelet's arrival.
+    if (!contacted) {
+      waitSince = System.nanoTime();
+    }
+    ctx.backoff.reset();
+    restartKicks();
+  }
+
+  @Override
+  public void safetyCheck() {
+    owner.prune();
+    if (socketGoneOnCheck()) {
+      return;
+    }
+    if (ctx.registered()
+        && SocketFiles.identity(ctx.kubeletSocket) == null
+        && Files.isDirectory(ctx.config.pluginDir())) {
+      lost(ctx.kubeletSocket + " is gone");
+      return;
+    }
+    if (!ctx.registered() && pending == null) {
+      armKick();
+    }
+  }
+
+  @Override
+  public void streamsMissing() {
+    // The kubelet went away (it restarts) or dropped the resource: its plugin watcher finds the
+    // socket again by itself; re-creating it now would only deregister it once more.
+    lost("the kubelet has no device stream open");
+    restartKicks();
+  }
+
+  @Override
+  public void close() {
+    stopped = true;
+    RegistrationContext.cancel(pending);
+    pending = null;
+    owner.close();
+  }
+}

@@ -1,0 +1,5 @@
+/**
+ * The DRA driver's side of the API server: publishing the node's devices as ResourceSlices ({@link
+ * io.github.deviceplugin4j.dra.slices.ResourceSlicePublisher}).
+ */
+package io.github.deviceplugin4j.dra.slices;

@@ -173,6 +173,13 @@ public final class BackendDevices {
       } catch (IllegalArgumentException e) {
         problems.add("device '" + device.id() + "' is left out: " + e.getMessage());
         continue;
+      } catch (RuntimeException e) {
+        problems.add(
+            "device '"
+                + device.id()
+                + "' is left out: the vendor's attributes or capacities function failed: "
+                + e);
+        continue;
       }
       idOfName.put(name, device.id());
       byName.put(name, device);

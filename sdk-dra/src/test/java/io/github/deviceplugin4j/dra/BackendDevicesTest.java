@@ -199,4 +199,29 @@ class BackendDevicesTest {
 
     assertThat(result.draDevices().get(0).getAttributes().get("fw")).isEqualTo(version);
   }
+
+  @Test
+  void aFailingVendorFunctionLeavesOnlyThatDeviceOut() {
+    BackendDevices mapping =
+        BackendDevices.builder()
+            .attributes(
+                d -> {
+                  if (d.id().equals("broken")) {
+                    throw new IllegalStateException("sysfs read failed");
+                  }
+                  return Map.of();
+                })
+            .build();
+
+    BackendDevices.Mapping result =
+        mapping.map(List.of(Device.healthy("broken"), Device.healthy("fine")));
+
+    assertThat(result.draDevices())
+        .extracting(io.fabric8.kubernetes.api.model.resource.v1.Device::getName)
+        .containsExactly("fine");
+    assertThat(result.problems())
+        .singleElement()
+        .asString()
+        .contains("'broken'", "sysfs read failed");
+  }
 }

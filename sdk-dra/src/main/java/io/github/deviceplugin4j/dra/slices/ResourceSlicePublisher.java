@@ -461,8 +461,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
               .endSpec()
               .build();
       if (old == null) {
-        api().resource(slice).create();
-        creates.incrementAndGet();
+        create(slice);
       } else {
         api().resource(slice).update();
         updates.incrementAndGet();
@@ -475,6 +474,29 @@ public final class ResourceSlicePublisher implements AutoCloseable {
         nodeName,
         next,
         driverName);
+  }
+
+  /**
+   * Creates a slice; when one of that name exists without our labels (edited by someone, or written
+   * by another instance of the driver a moment ago), takes it over with an update.
+   */
+  private void create(ResourceSlice slice) {
+    String name = slice.getMetadata().getName();
+    try {
+      api().resource(slice).create();
+      creates.incrementAndGet();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        throw e;
+      }
+      ResourceSlice found =
+          api().withField("metadata.name", name).list().getItems().stream()
+              .findFirst()
+              .orElseThrow(() -> e);
+      slice.getMetadata().setResourceVersion(found.getMetadata().getResourceVersion());
+      api().resource(slice).update();
+      updates.incrementAndGet();
+    }
   }
 
   private boolean matches(ResourceSlice s, List<Device> devices, int count, OwnerReference owner) {

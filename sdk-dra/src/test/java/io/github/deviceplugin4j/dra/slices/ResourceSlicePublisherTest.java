@@ -228,6 +228,34 @@ class ResourceSlicePublisherTest {
   }
 
   @Test
+  void aSliceWhoseLabelsWereRemovedIsTakenOverNotDuplicated() throws Exception {
+    done(publisher().publish(devices(3)));
+    String name = ResourceSlicePublisher.sliceName(DRIVER, NODE, 0);
+    api.client
+        .dynamicResourceAllocation()
+        .v1()
+        .resourcesSlices()
+        .withName(name)
+        .edit(
+            s -> new ResourceSliceBuilder(s).editMetadata().withLabels(null).endMetadata().build());
+
+    done(publisher.publish(devices(4)));
+
+    assertThat(slices())
+        .singleElement()
+        .satisfies(
+            s -> {
+              assertThat(s.getMetadata().getName()).isEqualTo(name);
+              assertThat(s.getSpec().getDevices()).hasSize(4);
+              assertThat(s.getMetadata().getLabels())
+                  .containsEntry(ResourceSlicePublisher.DRIVER_LABEL, DRIVER);
+            });
+    assertThat(publisher.stats().conflicts()).isZero();
+    assertThat(publisher.stats().creates()).isEqualTo(1);
+    assertThat(publisher.stats().updates()).isEqualTo(1);
+  }
+
+  @Test
   void rapidUpdatesAreCoalescedAndTheLastOneWins() throws Exception {
     publisher =
         ResourceSlicePublisher.builder(api.client, DRIVER, NODE)

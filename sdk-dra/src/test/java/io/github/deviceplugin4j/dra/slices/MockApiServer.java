@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.ServerRequest;
@@ -26,7 +25,7 @@ final class MockApiServer implements AutoCloseable {
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     server =
         new KubernetesMockServer(
-            new Context(Serialization.jsonMapper()),
+            new Context(),
             new MockWebServer(),
             responses,
             new KubernetesMixedDispatcher(responses),

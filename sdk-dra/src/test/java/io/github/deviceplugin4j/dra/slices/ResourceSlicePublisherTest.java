@@ -342,6 +342,24 @@ class ResourceSlicePublisherTest {
   }
 
   @Test
+  void closingFailsWhatWasNotPublishedAndRefusesMore() {
+    publisher =
+        ResourceSlicePublisher.builder(api.client, DRIVER, "node-missing")
+            .coalesceDelay(Duration.ZERO)
+            .backoff(Duration.ofMillis(10), Duration.ofMillis(100))
+            .build();
+    CompletableFuture<Void> published = publisher.publish(devices(1));
+    await().atMost(WAIT).until(() -> publisher.stats().failures() >= 1);
+
+    publisher.close();
+
+    assertThat(published).isCompletedExceptionally();
+    assertThatThrownBy(() -> publisher.publish(devices(1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+  }
+
+  @Test
   void aGivenNodeUidIsUsedWithoutReadingTheNode() throws Exception {
     publisher =
         ResourceSlicePublisher.builder(api.client, DRIVER, "node-3")

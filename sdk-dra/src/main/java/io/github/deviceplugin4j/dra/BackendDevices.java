@@ -1,0 +1,402 @@
+package io.github.deviceplugin4j.dra;
+
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttributeBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
+import io.github.deviceplugin4j.core.Device;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Turns the devices a {@code DeviceBackend} reports into the devices a DRA driver publishes in its
+ * ResourceSlices: a device name, attributes and capacities.
+ *
+ * <p>The DRA device name is derived from the device ID alone, so it is the same on every run: an ID
+ * that is already a DNS label (lowercase letters, digits and {@code -}, at most 63 characters) is
+ * used as it is; any other ID is lowercased, every other character becomes {@code -}, and a short
+ * hash of the original ID is appended ({@code GPU_0} becomes {@code gpu-0-} plus 8 hex digits), so
+ * two IDs that differ only in case or punctuation never share a name. See {@link
+ * #deviceName(String)}.
+ *
+ * <p>Attributes: {@value #NUMA_NODE_ATTRIBUTE} (an int) when the device is attached to exactly one
+ * NUMA node, plus whatever the vendor's function returns for the device. Values may be {@link
+ * Boolean}, {@link Integer}, {@link Long}, {@link String}, or a fabric8 {@link DeviceAttribute}
+ * (for a semantic version, say). Capacities are quantities such as {@code "16Gi"}.
+ *
+ * <pre>{@code
+ * BackendDevices mapping = BackendDevices.builder()
+ *     .attributes(d -> Map.of("model", "agilex7", "pciAddress", pciAddressOf(d)))
+ *     .capacities(d -> Map.of("memory", "16Gi"))
+ *     .build();
+ * BackendDevices.Mapping published = mapping.map(backend.devices());
+ * publisher.publish(published.draDevices());
+ * }</pre>
+ *
+ * <p>Devices the DRA API would refuse (a bad attribute name or value, too many attributes, a
+ * repeated ID or name) are left out of the mapping and each is named in {@link Mapping#problems()};
+ * the others are published.
+ */
+public final class BackendDevices {
+
+  /** The attribute that carries the device's NUMA node, when it has exactly one. */
+  public static final String NUMA_NODE_ATTRIBUTE = "numaNode";
+
+  /** The longest DRA device name: a DNS label. */
+  public static final int MAX_NAME_LENGTH = 63;
+
+  /** The most attributes and capacities together that one device may have (resource.k8s.io/v1). */
+  public static final int MAX_ATTRIBUTES_AND_CAPACITIES = 32;
+
+  /** The longest string or version attribute value (resource.k8s.io/v1). */
+  public static final int MAX_ATTRIBUTE_VALUE_LENGTH = 64;
+
+  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  private static final Pattern C_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  private static final int HASH_LENGTH = 8;
+  private static final int MAX_IDENTIFIER_LENGTH = 32;
+
+  private final Function<Device, Map<String, ?>> attributes;
+  private final Function<Device, Map<String, String>> capacities;
+  private final boolean includeUnhealthy;
+
+  private BackendDevices(Builder builder) {
+    this.attributes = builder.attributes;
+    this.capacities = builder.capacities;
+    this.includeUnhealthy = builder.includeUnhealthy;
+  }
+
+  /**
+   * A mapping with no vendor attributes or capacities that leaves unhealthy devices out.
+   *
+   * @return the default mapping
+   */
+  public static BackendDevices defaults() {
+    return builder().build();
+  }
+
+  /**
+   * A builder for a mapping.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The DRA device name of a device ID; the same ID always gives the same name.
+   *
+   * @param id a backend device ID
+   * @return the ID itself when it is a DNS label, otherwise a sanitised name with a hash suffix
+   * @throws IllegalArgumentException if the ID is empty
+   */
+  public static String deviceName(String id) {
+    Objects.requireNonNull(id, "id");
+    if (id.isEmpty()) {
+      throw new IllegalArgumentException("device ID is empty: a DRA device needs a name");
+    }
+    if (id.length() <= MAX_NAME_LENGTH && DNS_LABEL.matcher(id).matches()) {
+      return id;
+    }
+    StringBuilder sanitised = new StringBuilder();
+    for (char c : id.toLowerCase(java.util.Locale.ROOT).toCharArray()) {
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      sanitised.append(ok ? c : '-');
+    }
+    String base = sanitised.toString().replaceAll("-+", "-").replaceAll("^-|-$", "");
+    int room = MAX_NAME_LENGTH - HASH_LENGTH - 1;
+    if (base.length() > room) {
+      base = base.substring(0, room).replaceAll("-$", "");
+    }
+    String hash = sha256Hex(id).substring(0, HASH_LENGTH);
+    return base.isEmpty() ? "d-" + hash : base + "-" + hash;
+  }
+
+  /**
+   * Maps a backend's device list to DRA devices, sorted by name.
+   *
+   * @param devices the backend's complete device list
+   * @return the DRA devices, the backend device behind each name, and any devices left out
+   */
+  public Mapping map(List<Device> devices) {
+    Objects.requireNonNull(devices, "devices");
+    List<String> problems = new ArrayList<>();
+    Map<String, Device> byName = new TreeMap<>();
+    Map<String, String> idOfName = new LinkedHashMap<>();
+    Map<String, io.fabric8.kubernetes.api.model.resource.v1.Device> draByName = new TreeMap<>();
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    for (Device device : devices) {
+      if (!ids.add(device.id())) {
+        problems.add("device ID '" + device.id() + "' appears twice: the second one is left out");
+        continue;
+      }
+      if (!includeUnhealthy && !device.isHealthy()) {
+        continue;
+      }
+      String name;
+      try {
+        name = deviceName(device.id());
+      } catch (IllegalArgumentException e) {
+        problems.add(e.getMessage());
+        continue;
+      }
+      if (idOfName.containsKey(name)) {
+        problems.add(
+            "device IDs '"
+                + idOfName.get(name)
+                + "' and '"
+                + device.id()
+                + "' both map to DRA device name '"
+                + name
+                + "': '"
+                + device.id()
+                + "' is left out; give the devices IDs that differ as DNS labels");
+        continue;
+      }
+      try {
+        draByName.put(name, toDra(name, device));
+      } catch (IllegalArgumentException e) {
+        problems.add("device '" + device.id() + "' is left out: " + e.getMessage());
+        continue;
+      } catch (RuntimeException e) {
+        problems.add(
+            "device '"
+                + device.id()
+                + "' is left out: the vendor's attributes or capacities function failed: "
+                + e);
+        continue;
+      }
+      idOfName.put(name, device.id());
+      byName.put(name, device);
+    }
+    return new Mapping(new ArrayList<>(draByName.values()), byName, problems);
+  }
+
+  private io.fabric8.kubernetes.api.model.resource.v1.Device toDra(String name, Device device) {
+    Map<String, DeviceAttribute> attrs = new TreeMap<>();
+    if (device.numaNodes().size() == 1) {
+      attrs.put(
+          NUMA_NODE_ATTRIBUTE,
+          new DeviceAttributeBuilder().withInt(device.numaNodes().get(0).longValue()).build());
+    }
+    Map<String, ?> vendorAttributes = attributes.apply(device);
+    if (vendorAttributes != null) {
+      vendorAttributes.forEach(
+          (key, value) -> {
+            checkQualifiedName("attribute", key);
+            attrs.put(key, attribute(key, value));
+          });
+    }
+    Map<String, DeviceCapacity> caps = new TreeMap<>();
+    Map<String, String> vendorCapacities = capacities.apply(device);
+    if (vendorCapacities != null) {
+      vendorCapacities.forEach(
+          (key, value) -> {
+            checkQualifiedName("capacity", key);
+            caps.put(key, new DeviceCapacity(null, quantity(key, value)));
+          });
+    }
+    if (attrs.size() + caps.size() > MAX_ATTRIBUTES_AND_CAPACITIES) {
+      throw new IllegalArgumentException(
+          (attrs.size() + caps.size())
+              + " attributes and capacities, the DRA API allows at most "
+              + MAX_ATTRIBUTES_AND_CAPACITIES
+              + " per device");
+    }
+    DeviceBuilder builder = new DeviceBuilder().withName(name);
+    if (!attrs.isEmpty()) {
+      builder.withAttributes(attrs);
+    }
+    if (!caps.isEmpty()) {
+      builder.withCapacity(caps);
+    }
+    return builder.build();
+  }
+
+  private static DeviceAttribute attribute(String key, Object value) {
+    if (value instanceof DeviceAttribute given) {
+      return given;
+    }
+    if (value instanceof Boolean b) {
+      return new DeviceAttributeBuilder().withBool(b).build();
+    }
+    if (value instanceof Integer || value instanceof Long || value instanceof Short) {
+      return new DeviceAttributeBuilder().withInt(((Number) value).longValue()).build();
+    }
+    if (value instanceof String s) {
+      if (s.length() > MAX_ATTRIBUTE_VALUE_LENGTH) {
+        throw new IllegalArgumentException(
+            "attribute '"
+                + key
+                + "' is "
+                + s.length()
+                + " characters long, the DRA API allows at most "
+                + MAX_ATTRIBUTE_VALUE_LENGTH);
+      }
+      return new DeviceAttributeBuilder().withString(s).build();
+    }
+    throw new IllegalArgumentException(
+        "attribute '"
+            + key
+            + "' has a value of type "
+            + (value == null ? "null" : value.getClass().getName())
+            + "; use Boolean, Integer, Long, String or a fabric8 DeviceAttribute");
+  }
+
+  private static Quantity quantity(String key, String value) {
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException("capacity '" + key + "' has no value");
+    }
+    try {
+      Quantity q = new Quantity(value);
+      Quantity.getAmountInBytes(q);
+      return q;
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "capacity '" + key + "' is '" + value + "', not a quantity such as 16Gi or 4", e);
+    }
+  }
+
+  /**
+   * Checks an attribute or capacity name: a C identifier of at most 32 characters, optionally
+   * prefixed by a DNS subdomain and {@code /}.
+   */
+  private static void checkQualifiedName(String what, String key) {
+    Objects.requireNonNull(key, what + " name");
+    String domain = null;
+    String id = key;
+    int slash = key.indexOf('/');
+    if (slash >= 0) {
+      domain = key.substring(0, slash);
+      id = key.substring(slash + 1);
+    }
+    boolean ok =
+        C_IDENTIFIER.matcher(id).matches()
+            && id.length() <= MAX_IDENTIFIER_LENGTH
+            && (domain == null
+                || (domain.length() <= 63 && DNS_SUBDOMAIN.matcher(domain).matches()));
+    if (!ok) {
+      throw new IllegalArgumentException(
+          what
+              + " name '"
+              + key
+              + "' is invalid: use a C identifier of at most 32 characters, optionally after a"
+              + " DNS domain and '/', e.g. 'model' or 'fpga.example.com/model'");
+    }
+  }
+
+  private static String sha256Hex(String s) {
+    try {
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of().formatHex(digest.digest(s.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+    }
+  }
+
+  /**
+   * The result of {@link #map(List)}.
+   *
+   * @param draDevices the DRA devices to publish, sorted by name
+   * @param backendDevices the backend device behind each DRA device name
+   * @param problems each device left out and why; empty when all were mapped
+   */
+  public record Mapping(
+      List<io.fabric8.kubernetes.api.model.resource.v1.Device> draDevices,
+      Map<String, Device> backendDevices,
+      List<String> problems) {
+
+    /**
+     * Makes unmodifiable copies.
+     *
+     * @param draDevices see {@link #draDevices()}
+     * @param backendDevices see {@link #backendDevices()}
+     * @param problems see {@link #problems()}
+     */
+    public Mapping {
+      draDevices = List.copyOf(draDevices);
+      backendDevices = Map.copyOf(backendDevices);
+      problems = List.copyOf(problems);
+    }
+
+    /**
+     * The backend device published under a DRA device name.
+     *
+     * @param draName the DRA device name, as in an allocation result
+     * @return the backend device, or empty when no device has that name
+     */
+    public Optional<Device> backendDevice(String draName) {
+      return Optional.ofNullable(backendDevices.get(draName));
+    }
+  }
+
+  /** Builds a {@link BackendDevices}; not thread-safe. */
+  public static final class Builder {
+    private Function<Device, Map<String, ?>> attributes = d -> Map.of();
+    private Function<Device, Map<String, String>> capacities = d -> Map.of();
+    private boolean includeUnhealthy;
+
+    private Builder() {}
+
+    /**
+     * Sets the vendor attributes of each device (default none), e.g. model, PCI address, firmware.
+     * Names are C identifiers of at most 32 characters, optionally after a DNS domain and {@code
+     * /}; values are {@link Boolean}, {@link Integer}, {@link Long}, {@link String} or a fabric8
+     * {@link DeviceAttribute}.
+     *
+     * @param function the attributes of a device; called on every mapping, keep it cheap
+     * @return this builder
+     */
+    public Builder attributes(Function<Device, Map<String, ?>> function) {
+      this.attributes = Objects.requireNonNull(function, "attributes");
+      return this;
+    }
+
+    /**
+     * Sets the capacities of each device (default none), as quantities such as {@code "16Gi"}.
+     *
+     * @param function the capacities of a device; called on every mapping, keep it cheap
+     * @return this builder
+     */
+    public Builder capacities(Function<Device, Map<String, String>> function) {
+      this.capacities = Objects.requireNonNull(function, "capacities");
+      return this;
+    }
+
+    /**
+     * Whether unhealthy devices are published too (default false: the scheduler cannot allocate a
+     * device that is not in a slice, so an unhealthy device is left out until it recovers).
+     *
+     * @param value true to publish unhealthy devices
+     * @return this builder
+     */
+    public Builder includeUnhealthy(boolean value) {
+      this.includeUnhealthy = value;
+      return this;
+    }
+
+    /**
+     * Builds the mapping.
+     *
+     * @return the mapping
+     */
+    public BackendDevices build() {
+      return new BackendDevices(this);
+    }
+  }
+}

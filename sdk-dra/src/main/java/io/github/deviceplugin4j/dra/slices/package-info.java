@@ -1,0 +1,6 @@
+/**
+ * The DRA driver's side of the API server: publishing the node's devices as ResourceSlices ({@link
+ * io.github.deviceplugin4j.dra.slices.ResourceSlicePublisher}) and checking a ResourceClaim before
+ * it is prepared ({@link io.github.deviceplugin4j.dra.slices.ClaimCheck}).
+ */
+package io.github.deviceplugin4j.dra.slices;

@@ -1,0 +1,49 @@
+package io.github.deviceplugin4j.dra.slices;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Queue;
+
+/**
+ * fabric8's mock API server in CRUD mode (real HTTP, objects stored and versioned) that also takes
+ * one-off scripted answers, e.g. a 409 for the next PUT of a path.
+ */
+final class MockApiServer implements AutoCloseable {
+  final KubernetesMockServer server;
+  final KubernetesClient client;
+
+  MockApiServer() {
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            responses,
+            new KubernetesMixedDispatcher(responses),
+            false);
+    server.init();
+    client = server.createClient();
+  }
+
+  Node createNode(String name) {
+    return client
+        .nodes()
+        .resource(new NodeBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
+  }
+
+  @Override
+  public void close() {
+    client.close();
+    server.destroy();
+  }
+}

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,12 @@ final class SocketOwner {
   private final List<ServerServiceDefinition> services;
   private final List<UdsServer> superseded = new ArrayList<>();
   private UdsServer server;
+
+  /** A server bound and ready to replace ours at once; prepared in the background. */
+  private UdsServer.Standby standby;
+
+  private boolean standbyPreparing;
+  private boolean closed;
 
   SocketOwner(Path socket, Shared shared, List<ServerServiceDefinition> services) {
     this.socket = socket;
@@ -81,17 +88,64 @@ final class SocketOwner {
    */
   synchronized void replace() throws IOException {
     UdsServer previous = server;
-    server =
-        UdsServer.start(
-            socket,
-            shared.config().socketPermissions(),
-            services,
-            shared.group(),
-            previous == null ? null : previous.identity());
+    UdsServer.Standby ready = standby;
+    standby = null;
+    if (previous != null && ready != null && ready.usable()) {
+      // Serving again (kubelet restart, socket deleted): the standby is placed by a rename.
+      server = ready.place(socket, previous.identity());
+    } else {
+      if (ready != null) {
+        ready.discard();
+      }
+      server =
+          UdsServer.start(
+              socket,
+              shared.config().socketPermissions(),
+              services,
+              shared.group(),
+              previous == null ? null : previous.identity());
+    }
     if (previous != null) {
       previous.retire();
       superseded.add(previous);
       prune();
+    }
+    prepareStandby();
+  }
+
+  /**
+   * Binds the next server in the background, so that the next time the socket must be served again
+   * (its file deleted by a restarting kubelet, just before kubelet.sock returns) costs a rename,
+   * not a server start, on the way to the Register.
+   */
+  private void prepareStandby() {
+    if (closed || standby != null || standbyPreparing) {
+      return;
+    }
+    standbyPreparing = true;
+    try {
+      shared.workers().execute(this::bindStandby);
+    } catch (RejectedExecutionException e) {
+      standbyPreparing = false; // shutting down
+    }
+  }
+
+  private void bindStandby() {
+    UdsServer.Standby bound = null;
+    try {
+      bound =
+          UdsServer.bind(
+              socket.getParent(), shared.config().socketPermissions(), services, shared.group());
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("{}: no standby server: {}", socket, e.toString());
+    }
+    synchronized (this) {
+      standbyPreparing = false;
+      if (bound != null && (closed || standby != null)) {
+        bound.discard();
+      } else if (bound != null) {
+        standby = bound;
+      }
     }
   }
 
@@ -118,6 +172,11 @@ final class SocketOwner {
 
   /** Stops every server, the superseded ones too, and removes the socket file if it is ours. */
   synchronized void close() {
+    closed = true;
+    if (standby != null) {
+      standby.discard();
+      standby = null;
+    }
     // Every connection is cut at once, then each server is awaited: the kubelet sees them end
     // together, and the caller releases the lease only once all of them are gone.
     if (server != null) {

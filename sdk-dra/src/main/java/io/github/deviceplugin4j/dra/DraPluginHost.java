@@ -1,17 +1,17 @@
 package io.github.deviceplugin4j.dra;
 
-import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.internal.DirectoryWatcher;
 import io.github.deviceplugin4j.core.internal.SocketFiles;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import io.github.deviceplugin4j.core.internal.Threads;
 import io.github.deviceplugin4j.core.internal.UdsServer;
+import io.github.deviceplugin4j.core.internal.WatcherRegistrationService;
 import io.github.deviceplugin4j.dra.internal.ClaimCheckpoint;
 import io.github.deviceplugin4j.dra.internal.ClaimLock;
 import io.github.deviceplugin4j.dra.internal.ClaimService;
 import io.github.deviceplugin4j.dra.internal.DraPluginServices;
-import io.github.deviceplugin4j.dra.internal.DraRegistrationService;
 import io.github.deviceplugin4j.dra.internal.HealthHub;
 import io.github.deviceplugin4j.dra.internal.PreparedClaim;
 import io.grpc.ServerServiceDefinition;
@@ -79,7 +79,8 @@ public final class DraPluginHost implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ClaimService claims;
   private final HealthHub health;
-  private final DraRegistrationService registration;
+  private final WatcherRegistrationService registration;
+  private volatile boolean registered;
   private final List<ServerServiceDefinition> draServices;
   private final List<UdsServer> retired = new ArrayList<>();
   private final CountDownLatch closedLatch = new CountDownLatch(1);
@@ -108,7 +109,14 @@ public final class DraPluginHost implements AutoCloseable {
     if (reportsHealth) {
       services.addAll(DraNames.HEALTH_SERVICES);
     }
-    this.registration = new DraRegistrationService(driverName, draSocket, services);
+    PluginInfo info =
+        PluginInfo.newBuilder()
+            .setType(DraNames.PLUGIN_TYPE)
+            .setName(driverName)
+            .setEndpoint(draSocket.toAbsolutePath().toString())
+            .addAllSupportedVersions(services)
+            .build();
+    this.registration = new WatcherRegistrationService(info, () -> {}, this::registrationStatus);
     List<ServerServiceDefinition> defs =
         new ArrayList<>(new DraPluginServices(claims, claimExecutor).definitions());
     defs.addAll(health.definitions());
@@ -170,6 +178,16 @@ public final class DraPluginHost implements AutoCloseable {
         driverName,
         draSocket,
         registrationSocket);
+  }
+
+  /** The kubelet's verdict on the registration, logged with its error when it refused. */
+  private void registrationStatus(boolean ok, String error) {
+    registered = ok;
+    if (ok) {
+      LOG.info("The kubelet registered DRA driver {} at {}", driverName, draSocket);
+    } else {
+      LOG.error("The kubelet refused DRA driver {}: {}", driverName, error);
+    }
   }
 
   /** Creates a socket again when it was deleted or replaced; the old server keeps its calls. */
@@ -238,8 +256,7 @@ public final class DraPluginHost implements AutoCloseable {
    * @return true once registered
    */
   public boolean isRegistered() {
-    RegistrationStatus s = registration.lastStatus();
-    return s != null && s.getPluginRegistered();
+    return registered;
   }
 
   /**

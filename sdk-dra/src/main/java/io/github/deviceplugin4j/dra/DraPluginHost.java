@@ -71,6 +71,7 @@ public final class DraPluginHost implements AutoCloseable {
 
   private final String driverName;
   private final DraDriver driver;
+  private final AutoCloseable owned;
   private final Path draSocket;
   private final Path registrationSocket;
   private final Set<PosixFilePermission> permissions;
@@ -92,6 +93,7 @@ public final class DraPluginHost implements AutoCloseable {
   private DraPluginHost(Builder b, Path pluginDir, Path registryDir) {
     this.driverName = b.driverName;
     this.driver = b.driver;
+    this.owned = b.owned;
     String suffix = b.podUid == null ? "" : "-" + b.podUid;
     this.draSocket = pluginDir.resolve("dra" + suffix + ".sock");
     this.registrationSocket = registryDir.resolve(driverName + suffix + "-reg.sock");
@@ -321,6 +323,13 @@ public final class DraPluginHost implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (owned != null) {
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("The driver of {} failed to stop cleanly", driverName, e);
+      }
+    }
     closedLatch.countDown();
     LOG.info("DRA driver {} stopped", driverName);
   }
@@ -334,10 +343,19 @@ public final class DraPluginHost implements AutoCloseable {
     closedLatch.await();
   }
 
+  /** Starts a driver the host owns, before the host serves anything. */
+  @FunctionalInterface
+  interface Starter {
+    /** Starts the driver; a RuntimeException stops the host's start. */
+    void start();
+  }
+
   /** Configures and starts a {@link DraPluginHost}. */
   public static final class Builder {
     private final String driverName;
     private final DraDriver driver;
+    private Starter starter;
+    private AutoCloseable owned;
     private Path pluginDir;
     private Path registryDir = DraNames.DEFAULT_REGISTRY_DIR;
     private String podUid;
@@ -347,6 +365,16 @@ public final class DraPluginHost implements AutoCloseable {
     private Builder(String driverName, DraDriver driver) {
       this.driverName = Objects.requireNonNull(driverName, "driverName");
       this.driver = Objects.requireNonNull(driver, "driver");
+    }
+
+    /**
+     * Makes the host own the driver's lifecycle: {@code start} runs before anything is served (a
+     * failure stops the start) and {@code owned} is closed after the host stopped serving.
+     */
+    Builder owning(Starter start, AutoCloseable ownedDriver) {
+      this.starter = Objects.requireNonNull(start, "start");
+      this.owned = Objects.requireNonNull(ownedDriver, "ownedDriver");
+      return this;
     }
 
     /**
@@ -449,7 +477,16 @@ public final class DraPluginHost implements AutoCloseable {
               "cannot create directory " + dir + ": " + e.getMessage(), e);
         }
       }
-      DraPluginHost host = new DraPluginHost(this, plugins, registry);
+      if (starter != null) {
+        starter.start();
+      }
+      DraPluginHost host;
+      try {
+        host = new DraPluginHost(this, plugins, registry);
+      } catch (RuntimeException e) {
+        closeOwned();
+        throw e;
+      }
       for (Path socket : List.of(host.draSocket, host.registrationSocket)) {
         int bytes =
             Math.max(
@@ -482,6 +519,17 @@ public final class DraPluginHost implements AutoCloseable {
         throw e;
       }
       return host;
+    }
+
+    private void closeOwned() {
+      if (owned == null) {
+        return;
+      }
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("The driver of {} failed to stop cleanly", driverName, e);
+      }
     }
 
     /**

@@ -71,6 +71,29 @@ public final class CdiSpecDirectory {
   }
 
   /**
+   * Where a transient spec of a kind lives: one of several specs of the same kind, each for a
+   * short-lived purpose such as one DRA claim, named the way the CDI tooling names transient specs,
+   * {@code vendor-class_<id>.json}.
+   *
+   * @param kind {@code vendor/class}
+   * @param transientId what the spec is for, e.g. {@code claim-<uid>}: letters, digits, {@code -},
+   *     {@code _} and {@code .}
+   * @return the spec file's path
+   * @throws IllegalArgumentException if the ID is empty or has other characters
+   */
+  public Path fileFor(String kind, String transientId) {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(transientId, "transientId");
+    if (transientId.isEmpty() || !transientId.matches("[A-Za-z0-9_.-]+")) {
+      throw new IllegalArgumentException(
+          "transient CDI spec ID '"
+              + transientId
+              + "' must be letters, digits, '-', '_' and '.' only, e.g. claim-<uid>");
+    }
+    return directory.resolve(kind.replace('/', '-') + "_" + transientId + ".json");
+  }
+
+  /**
    * Writes a spec atomically with mode 0644, replacing an earlier one of the same kind.
    *
    * @param spec the spec
@@ -78,9 +101,38 @@ public final class CdiSpecDirectory {
    * @throws IOException if the directory cannot be created or written; the message names the path
    */
   public Path write(CdiSpec spec) throws IOException {
+    return writeTo(spec, fileFor(spec.kind()));
+  }
+
+  /**
+   * Writes a transient spec atomically with mode 0644 (see {@link #fileFor(String, String)}),
+   * replacing an earlier one with the same kind and ID. Transient specs of one kind may coexist, so
+   * their device names must differ across all of them.
+   *
+   * @param spec the spec
+   * @param transientId what the spec is for, e.g. {@code claim-<uid>}
+   * @return the file written
+   * @throws IOException if the directory cannot be created or written; the message names the path
+   */
+  public Path write(CdiSpec spec, String transientId) throws IOException {
+    return writeTo(spec, fileFor(spec.kind(), transientId));
+  }
+
+  /**
+   * Removes a transient spec.
+   *
+   * @param kind {@code vendor/class}
+   * @param transientId the ID it was written with
+   * @return whether a file was removed; false when there was none
+   * @throws IOException if the file exists but cannot be removed
+   */
+  public boolean remove(String kind, String transientId) throws IOException {
+    return Files.deleteIfExists(fileFor(kind, transientId));
+  }
+
+  private Path writeTo(CdiSpec spec, Path target) throws IOException {
     Files.createDirectories(directory);
-    Path target = fileFor(spec.kind());
-    Path temp = Files.createTempFile(directory, "." + spec.fileName() + ".", ".tmp");
+    Path temp = Files.createTempFile(directory, "." + target.getFileName() + ".", ".tmp");
     try {
       Files.writeString(temp, spec.toJson(), StandardCharsets.UTF_8);
       Files.setPosixFilePermissions(temp, MODE_0644);

@@ -110,6 +110,35 @@ class CdiSpecTest {
   }
 
   @Test
+  void transientSpecsOfOneKindLiveSideBySideUnderTheirOwnIds() throws IOException {
+    CdiSpecDirectory cdi = CdiSpecDirectory.at(dir);
+    Path a = cdi.write(fpgaSpec(), "claim-1111");
+    Path b = cdi.write(fpgaSpec(), "claim-2222");
+
+    assertThat(a.getFileName()).hasToString("vendor.example.com-fpga_claim-1111.json");
+    assertThat(b).exists();
+    assertThat(Files.getPosixFilePermissions(a))
+        .isEqualTo(PosixFilePermissions.fromString("rw-r--r--"));
+    assertThat(cdi.remove("vendor.example.com/fpga", "claim-1111")).isTrue();
+    assertThat(a).doesNotExist();
+    assertThat(b).exists();
+    assertThat(cdi.remove("vendor.example.com/fpga", "claim-1111")).isFalse();
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files).containsExactly(b);
+    }
+  }
+
+  @Test
+  void refusesATransientIdThatCouldLeaveTheDirectory() {
+    CdiSpecDirectory cdi = CdiSpecDirectory.at(dir);
+    assertThatThrownBy(() -> cdi.write(fpgaSpec(), "../x"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'../x'");
+    assertThatThrownBy(() -> cdi.remove("vendor.example.com/fpga", ""))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void refusesWhatARuntimeWouldRefuseNamingEveryProblem() {
     CdiSpec.Builder bad =
         CdiSpec.builder("vendor.example.com/fpga")

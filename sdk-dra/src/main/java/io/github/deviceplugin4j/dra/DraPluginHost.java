@@ -1,17 +1,17 @@
 package io.github.deviceplugin4j.dra;
 
-import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.internal.DirectoryWatcher;
 import io.github.deviceplugin4j.core.internal.SocketFiles;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import io.github.deviceplugin4j.core.internal.Threads;
 import io.github.deviceplugin4j.core.internal.UdsServer;
+import io.github.deviceplugin4j.core.internal.WatcherRegistrationService;
 import io.github.deviceplugin4j.dra.internal.ClaimCheckpoint;
 import io.github.deviceplugin4j.dra.internal.ClaimLock;
 import io.github.deviceplugin4j.dra.internal.ClaimService;
 import io.github.deviceplugin4j.dra.internal.DraPluginServices;
-import io.github.deviceplugin4j.dra.internal.DraRegistrationService;
 import io.github.deviceplugin4j.dra.internal.HealthHub;
 import io.github.deviceplugin4j.dra.internal.PreparedClaim;
 import io.grpc.ServerServiceDefinition;
@@ -71,6 +71,7 @@ public final class DraPluginHost implements AutoCloseable {
 
   private final String driverName;
   private final DraDriver driver;
+  private final AutoCloseable owned;
   private final Path draSocket;
   private final Path registrationSocket;
   private final Set<PosixFilePermission> permissions;
@@ -79,7 +80,8 @@ public final class DraPluginHost implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final ClaimService claims;
   private final HealthHub health;
-  private final DraRegistrationService registration;
+  private final WatcherRegistrationService registration;
+  private volatile boolean registered;
   private final List<ServerServiceDefinition> draServices;
   private final List<UdsServer> retired = new ArrayList<>();
   private final CountDownLatch closedLatch = new CountDownLatch(1);
@@ -91,6 +93,7 @@ public final class DraPluginHost implements AutoCloseable {
   private DraPluginHost(Builder b, Path pluginDir, Path registryDir) {
     this.driverName = b.driverName;
     this.driver = b.driver;
+    this.owned = b.owned;
     String suffix = b.podUid == null ? "" : "-" + b.podUid;
     this.draSocket = pluginDir.resolve("dra" + suffix + ".sock");
     this.registrationSocket = registryDir.resolve(driverName + suffix + "-reg.sock");
@@ -108,7 +111,14 @@ public final class DraPluginHost implements AutoCloseable {
     if (reportsHealth) {
       services.addAll(DraNames.HEALTH_SERVICES);
     }
-    this.registration = new DraRegistrationService(driverName, draSocket, services);
+    PluginInfo info =
+        PluginInfo.newBuilder()
+            .setType(DraNames.PLUGIN_TYPE)
+            .setName(driverName)
+            .setEndpoint(draSocket.toAbsolutePath().toString())
+            .addAllSupportedVersions(services)
+            .build();
+    this.registration = new WatcherRegistrationService(info, () -> {}, this::registrationStatus);
     List<ServerServiceDefinition> defs =
         new ArrayList<>(new DraPluginServices(claims, claimExecutor).definitions());
     defs.addAll(health.definitions());
@@ -170,6 +180,16 @@ public final class DraPluginHost implements AutoCloseable {
         driverName,
         draSocket,
         registrationSocket);
+  }
+
+  /** The kubelet's verdict on the registration, logged with its error when it refused. */
+  private void registrationStatus(boolean ok, String error) {
+    registered = ok;
+    if (ok) {
+      LOG.info("The kubelet registered DRA driver {} at {}", driverName, draSocket);
+    } else {
+      LOG.error("The kubelet refused DRA driver {}: {}", driverName, error);
+    }
   }
 
   /** Creates a socket again when it was deleted or replaced; the old server keeps its calls. */
@@ -238,8 +258,7 @@ public final class DraPluginHost implements AutoCloseable {
    * @return true once registered
    */
   public boolean isRegistered() {
-    RegistrationStatus s = registration.lastStatus();
-    return s != null && s.getPluginRegistered();
+    return registered;
   }
 
   /**
@@ -304,6 +323,13 @@ public final class DraPluginHost implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (owned != null) {
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("The driver of {} failed to stop cleanly", driverName, e);
+      }
+    }
     closedLatch.countDown();
     LOG.info("DRA driver {} stopped", driverName);
   }
@@ -317,10 +343,19 @@ public final class DraPluginHost implements AutoCloseable {
     closedLatch.await();
   }
 
+  /** Starts a driver the host owns, before the host serves anything. */
+  @FunctionalInterface
+  interface Starter {
+    /** Starts the driver; a RuntimeException stops the host's start. */
+    void start();
+  }
+
   /** Configures and starts a {@link DraPluginHost}. */
   public static final class Builder {
     private final String driverName;
     private final DraDriver driver;
+    private Starter starter;
+    private AutoCloseable owned;
     private Path pluginDir;
     private Path registryDir = DraNames.DEFAULT_REGISTRY_DIR;
     private String podUid;
@@ -330,6 +365,16 @@ public final class DraPluginHost implements AutoCloseable {
     private Builder(String driverName, DraDriver driver) {
       this.driverName = Objects.requireNonNull(driverName, "driverName");
       this.driver = Objects.requireNonNull(driver, "driver");
+    }
+
+    /**
+     * Makes the host own the driver's lifecycle: {@code start} runs before anything is served (a
+     * failure stops the start) and {@code owned} is closed after the host stopped serving.
+     */
+    Builder owning(Starter start, AutoCloseable ownedDriver) {
+      this.starter = Objects.requireNonNull(start, "start");
+      this.owned = Objects.requireNonNull(ownedDriver, "ownedDriver");
+      return this;
     }
 
     /**
@@ -432,7 +477,16 @@ public final class DraPluginHost implements AutoCloseable {
               "cannot create directory " + dir + ": " + e.getMessage(), e);
         }
       }
-      DraPluginHost host = new DraPluginHost(this, plugins, registry);
+      if (starter != null) {
+        starter.start();
+      }
+      DraPluginHost host;
+      try {
+        host = new DraPluginHost(this, plugins, registry);
+      } catch (RuntimeException e) {
+        closeOwned();
+        throw e;
+      }
       for (Path socket : List.of(host.draSocket, host.registrationSocket)) {
         int bytes =
             Math.max(
@@ -465,6 +519,17 @@ public final class DraPluginHost implements AutoCloseable {
         throw e;
       }
       return host;
+    }
+
+    private void closeOwned() {
+      if (owned == null) {
+        return;
+      }
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("The driver of {} failed to stop cleanly", driverName, e);
+      }
     }
 
     /**

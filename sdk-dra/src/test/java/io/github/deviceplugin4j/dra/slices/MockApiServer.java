@@ -17,11 +17,11 @@ import java.util.Queue;
  * fabric8's mock API server in CRUD mode (real HTTP, objects stored and versioned) that also takes
  * one-off scripted answers, e.g. a 409 for the next PUT of a path.
  */
-final class MockApiServer implements AutoCloseable {
-  final KubernetesMockServer server;
-  final KubernetesClient client;
+public final class MockApiServer implements AutoCloseable {
+  public final KubernetesMockServer server;
+  public final KubernetesClient client;
 
-  MockApiServer() {
+  public MockApiServer() {
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     server =
         new KubernetesMockServer(
@@ -34,7 +34,7 @@ final class MockApiServer implements AutoCloseable {
     client = server.createClient();
   }
 
-  Node createNode(String name) {
+  public Node createNode(String name) {
     return client
         .nodes()
         .resource(new NodeBuilder().withNewMetadata().withName(name).endMetadata().build())

@@ -11,9 +11,6 @@ import io.github.deviceplugin4j.api.v1beta1.Mount;
 import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
-import io.github.deviceplugin4j.testkit.FakeKubelet.Endpoint;
-import io.github.deviceplugin4j.testkit.FakeKubelet.PodRecord;
-import io.github.deviceplugin4j.testkit.FakeKubelet.ResourceState;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
 import io.github.deviceplugin4j.testkit.internal.ResourceNames;
@@ -22,33 +19,70 @@ import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The kubelet's device allocation for one container: device choice, {@code GetPreferredAllocation}
- * (checked), {@code Allocate}, {@code PreStartContainer}. Calls are serialized by the caller; state
- * lives in the {@link FakeKubelet} and is read under its lock, RPCs run outside it.
+ * (checked), {@code Allocate}, {@code PreStartContainer}, container restarts and releases. It owns
+ * the pods and their allocations, guarded by the model's (the journal's) lock; devices and
+ * endpoints are read from the {@link DeviceManagerModel} under the same lock, RPCs run outside it.
+ * Allocations and container restarts run one at a time, as in the kubelet.
  */
 final class AllocationFlow {
-  private final FakeKubelet k;
+  private final DeviceManagerModel model;
+  private final EventJournal journal;
+  private final PluginConnector connector;
+  private final boolean strictPreferredAllocation;
+  // Guarded by serial.
+  private final Random random;
+  private final ReentrantLock serial = new ReentrantLock();
+  // Guarded by model.lock.
+  private final Map<String, PodRecord> pods = new LinkedHashMap<>();
 
-  AllocationFlow(FakeKubelet k) {
-    this.k = k;
+  AllocationFlow(
+      DeviceManagerModel model,
+      EventJournal journal,
+      PluginConnector connector,
+      boolean strictPreferredAllocation,
+      Random random) {
+    this.model = model;
+    this.journal = journal;
+    this.connector = connector;
+    this.strictPreferredAllocation = strictPreferredAllocation;
+    this.random = random;
+  }
+
+  private <T> T serially(Supplier<T> body) {
+    serial.lock();
+    try {
+      return body.get();
+    } finally {
+      serial.unlock();
+    }
   }
 
   Allocation allocate(PodRequest req) {
+    return serially(() -> allocateNow(req));
+  }
+
+  private Allocation allocateNow(PodRequest req) {
     String resource = req.resourceName();
     Endpoint ep;
     List<String> available = new ArrayList<>();
-    k.lock.lock();
+    model.lock.lock();
     try {
-      k.checkOpen();
-      PodRecord pod = k.pods.get(req.podUid());
+      model.checkOpen();
+      PodRecord pod = pods.get(req.podUid());
       Allocation existing =
-          pod == null ? null : pod.allocations.get(req.containerName() + "\u0000" + resource);
+          pod == null ? null : pod.allocations.get(key(req.containerName(), resource));
       if (existing != null) {
         if (existing.deviceIds().size() != req.count()) {
           throw refuse(
@@ -64,14 +98,14 @@ final class AllocationFlow {
                   + " to "
                   + req.count());
         }
-        k.record(
+        journal.record(
             Kind.ALLOCATE,
             resource,
             Outcome.INFO,
             "container already holds " + existing.deviceIds() + "; nothing to do");
         return existing;
       }
-      ResourceState rs = k.resources.get(resource);
+      ResourceState rs = model.resource(resource);
       if (rs == null) {
         throw refuse(resource, "cannot allocate unregistered device " + resource);
       }
@@ -109,22 +143,20 @@ final class AllocationFlow {
       if (ep.stopped) {
         // The kubelet's endpoint refuses every call once it has a stop time.
         boolean preferredFirst =
-            req.deviceIds().isEmpty()
-                && !ep.fromCheckpoint
-                && ep.options.getGetPreferredAllocationAvailable();
+            req.deviceIds().isEmpty() && !ep.fromCheckpoint && ep.preferredAllocationAvailable;
         throw stopped(
             resource,
             ep,
             preferredFirst ? "device plugin GetPreferredAllocation rpc failed with err: " : "");
       }
     } finally {
-      k.lock.unlock();
+      model.lock.unlock();
     }
 
     List<String> chosen;
     if (!req.deviceIds().isEmpty()) {
       chosen = req.deviceIds();
-    } else if (ep.options.getGetPreferredAllocationAvailable()) {
+    } else if (ep.preferredAllocationAvailable) {
       chosen = preferredAllocation(ep, req, available);
     } else {
       chosen = new ArrayList<>(req.mustInclude());
@@ -134,18 +166,19 @@ final class AllocationFlow {
     AllocateResponse resp;
     try {
       resp =
-          k.withTimeout(DevicePluginGrpc.newBlockingStub(ep.channel))
+          connector
+              .withTimeout(DevicePluginGrpc.newBlockingStub(PluginConnector.channel(ep)))
               .allocate(
                   AllocateRequest.newBuilder()
                       .addContainerRequests(
                           ContainerAllocateRequest.newBuilder().addAllDevicesIds(chosen))
                       .build());
     } catch (StatusRuntimeException e) {
-      k.recordUnlocked(
+      journal.record(
           Kind.ALLOCATE,
           resource,
           Outcome.FAILED,
-          chosen + ": " + FakeKubelet.describe(e.getStatus()));
+          chosen + ": " + PluginConnector.describe(e.getStatus()));
       throw rpcFailed("Allocate", e);
     }
     if (resp.getContainerResponsesCount() == 0) {
@@ -160,24 +193,24 @@ final class AllocationFlow {
           "container_responses has "
               + resp.getContainerResponsesCount()
               + " entries for one container request; the kubelet reads only the first";
-      if (k.strictPreferredAllocation) {
+      if (strictPreferredAllocation) {
         throw invalid(resource, "Allocate", msg);
       }
-      k.recordUnlocked(Kind.ALLOCATE, resource, Outcome.INFO, msg);
+      journal.record(Kind.ALLOCATE, resource, Outcome.INFO, msg);
     }
     Allocation allocation = toAllocation(req, chosen, resp.getContainerResponses(0));
 
-    if (ep.options.getPreStartRequired()) {
+    if (ep.preStartRequired) {
       preStart(ep, resource, chosen);
     }
 
-    k.lock.lock();
+    model.lock.lock();
     try {
       PodRecord pod =
-          k.pods.computeIfAbsent(
+          pods.computeIfAbsent(
               req.podUid(), u -> new PodRecord(req.namespace(), req.podName(), req.podUid()));
-      pod.allocations.put(req.containerName() + "\u0000" + resource, allocation);
-      k.record(
+      pod.allocations.put(key(req.containerName(), resource), allocation);
+      journal.record(
           Kind.ALLOCATE,
           resource,
           Outcome.OK,
@@ -189,23 +222,27 @@ final class AllocationFlow {
               + ": "
               + chosen);
     } finally {
-      k.lock.unlock();
+      model.lock.unlock();
     }
     return allocation;
   }
 
+  private static String key(String container, String resource) {
+    return container + "\u0000" + resource;
+  }
+
   private void preStart(Endpoint ep, String resource, List<String> ids) {
     try {
-      DevicePluginGrpc.newBlockingStub(ep.channel)
+      DevicePluginGrpc.newBlockingStub(PluginConnector.channel(ep))
           .withDeadlineAfter(FakeKubelet.PRE_START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
           .preStartContainer(PreStartContainerRequest.newBuilder().addAllDevicesIds(ids).build());
-      k.recordUnlocked(Kind.PRE_START_CONTAINER, resource, Outcome.OK, ids.toString());
+      journal.record(Kind.PRE_START_CONTAINER, resource, Outcome.OK, ids.toString());
     } catch (StatusRuntimeException e) {
-      k.recordUnlocked(
+      journal.record(
           Kind.PRE_START_CONTAINER,
           resource,
           Outcome.FAILED,
-          ids + ": " + FakeKubelet.describe(e.getStatus()));
+          ids + ": " + PluginConnector.describe(e.getStatus()));
       throw rpcFailed("PreStartContainer", e);
     }
   }
@@ -216,11 +253,19 @@ final class AllocationFlow {
    * the same device IDs, whatever their health now. No {@code Allocate}.
    */
   void restartContainer(String podUid, String containerName) {
+    serially(
+        () -> {
+          restartContainerNow(podUid, containerName);
+          return null;
+        });
+  }
+
+  private void restartContainerNow(String podUid, String containerName) {
+    model.checkOpen();
     List<Allocation> held = new ArrayList<>();
-    k.lock.lock();
+    model.lock.lock();
     try {
-      k.checkOpen();
-      PodRecord pod = k.pods.get(podUid);
+      PodRecord pod = pods.get(podUid);
       if (pod != null) {
         for (Allocation a : pod.allocations.values()) {
           if (a.containerName().equals(containerName)) {
@@ -228,27 +273,27 @@ final class AllocationFlow {
           }
         }
       }
-      if (held.isEmpty()) {
-        throw new IllegalArgumentException(
-            "no allocation for container " + containerName + " of pod UID " + podUid);
-      }
     } finally {
-      k.lock.unlock();
+      model.lock.unlock();
+    }
+    if (held.isEmpty()) {
+      throw new IllegalArgumentException(
+          "no allocation for container " + containerName + " of pod UID " + podUid);
     }
     for (Allocation a : held) {
       String resource = a.resourceName();
       Endpoint ep;
-      k.lock.lock();
+      model.lock.lock();
       try {
-        ResourceState rs = k.resources.get(resource);
+        ResourceState rs = model.resource(resource);
         ep = rs == null ? null : rs.endpoint;
         if (ep == null) {
           throw refuse(
               resource, "endpoint not found in cache for a registered resource: " + resource);
         }
-        if (ep.fromCheckpoint || !ep.options.getPreStartRequired()) {
+        if (ep.fromCheckpoint || !ep.preStartRequired) {
           // Options unknown (kubelet restarted, plugin not back) or PreStart not required.
-          k.record(
+          journal.record(
               Kind.PRE_START_CONTAINER,
               resource,
               Outcome.INFO,
@@ -265,7 +310,7 @@ final class AllocationFlow {
           throw stopped(resource, ep, "device plugin PreStartContainer rpc failed with err: ");
         }
       } finally {
-        k.lock.unlock();
+        model.lock.unlock();
       }
       preStart(ep, resource, a.deviceIds());
     }
@@ -276,16 +321,12 @@ final class AllocationFlow {
     List<String> offered = new ArrayList<>(req.mustInclude());
     offered.addAll(available);
     // The kubelet passes the IDs from a Go set: in no particular order.
-    k.lock.lock();
-    try {
-      Collections.shuffle(offered, k.random);
-    } finally {
-      k.lock.unlock();
-    }
+    Collections.shuffle(offered, random);
     PreferredAllocationResponse resp;
     try {
       resp =
-          k.withTimeout(DevicePluginGrpc.newBlockingStub(ep.channel))
+          connector
+              .withTimeout(DevicePluginGrpc.newBlockingStub(PluginConnector.channel(ep)))
               .getPreferredAllocation(
                   PreferredAllocationRequest.newBuilder()
                       .addContainerRequests(
@@ -295,11 +336,11 @@ final class AllocationFlow {
                               .setAllocationSize(req.count()))
                       .build());
     } catch (StatusRuntimeException e) {
-      k.recordUnlocked(
+      journal.record(
           Kind.GET_PREFERRED_ALLOCATION,
           resource,
           Outcome.FAILED,
-          FakeKubelet.describe(e.getStatus()));
+          PluginConnector.describe(e.getStatus()));
       throw rpcFailed("GetPreferredAllocation", e);
     }
     List<String> problems = new ArrayList<>();
@@ -345,11 +386,11 @@ final class AllocationFlow {
             + " -> "
             + preferred;
     if (problems.isEmpty()) {
-      k.recordUnlocked(Kind.GET_PREFERRED_ALLOCATION, resource, Outcome.OK, summary);
+      journal.record(Kind.GET_PREFERRED_ALLOCATION, resource, Outcome.OK, summary);
       return List.copyOf(preferred);
     }
-    if (k.strictPreferredAllocation) {
-      k.recordUnlocked(
+    if (strictPreferredAllocation) {
+      journal.record(
           Kind.GET_PREFERRED_ALLOCATION,
           resource,
           Outcome.FAILED,
@@ -368,7 +409,7 @@ final class AllocationFlow {
         chosen.add(id);
       }
     }
-    k.recordUnlocked(
+    journal.record(
         Kind.GET_PREFERRED_ALLOCATION,
         resource,
         Outcome.INFO,
@@ -400,8 +441,7 @@ final class AllocationFlow {
   }
 
   private AllocationException refuse(String resource, String message) {
-    // Caller holds the k.lock.
-    k.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
+    journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
     return new AllocationException(
         AllocationException.Reason.NOT_ALLOCATABLE,
         Status.Code.FAILED_PRECONDITION,
@@ -411,9 +451,8 @@ final class AllocationFlow {
   }
 
   private AllocationException stopped(String resource, Endpoint ep, String prefix) {
-    // Caller holds the k.lock.
     String message = prefix + "endpoint " + ep.socket + " has been stopped";
-    k.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
+    journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
     return new AllocationException(
         AllocationException.Reason.ENDPOINT_STOPPED,
         Status.Code.FAILED_PRECONDITION,
@@ -423,7 +462,7 @@ final class AllocationFlow {
   }
 
   private AllocationException invalid(String resource, String rpc, String message) {
-    k.recordUnlocked(
+    journal.record(
         rpc.equals("Allocate") ? Kind.ALLOCATE : Kind.GET_PREFERRED_ALLOCATION,
         resource,
         Outcome.FAILED,
@@ -444,7 +483,7 @@ final class AllocationFlow {
 
   private Set<String> allocatedIdsLocked(String resource) {
     Set<String> ids = new HashSet<>();
-    for (PodRecord p : k.pods.values()) {
+    for (PodRecord p : pods.values()) {
       for (Allocation a : p.allocations.values()) {
         if (a.resourceName().equals(resource)) {
           ids.addAll(a.deviceIds());
@@ -452,5 +491,106 @@ final class AllocationFlow {
       }
     }
     return ids;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Pods
+
+  /** The current allocations (one per pod, container and resource), in order. */
+  List<Allocation> allocations() {
+    model.lock.lock();
+    try {
+      List<Allocation> out = new ArrayList<>();
+      for (PodRecord p : pods.values()) {
+        out.addAll(p.allocations.values());
+      }
+      return out;
+    } finally {
+      model.lock.unlock();
+    }
+  }
+
+  /** Copies of the pods with allocations, in order. */
+  List<PodRecord> pods() {
+    model.lock.lock();
+    try {
+      List<PodRecord> out = new ArrayList<>();
+      for (PodRecord p : pods.values()) {
+        PodRecord copy = new PodRecord(p.namespace, p.name, p.uid);
+        copy.allocations.putAll(p.allocations);
+        out.add(copy);
+      }
+      return out;
+    } finally {
+      model.lock.unlock();
+    }
+  }
+
+  /** Releases every allocation of a pod. */
+  void release(String podUid) {
+    model.lock.lock();
+    try {
+      PodRecord p = pods.remove(podUid);
+      if (p == null) {
+        throw new IllegalArgumentException(
+            "no allocation for pod UID " + podUid + "; pods with allocations: " + pods.keySet());
+      }
+      for (Allocation a : p.allocations.values()) {
+        journal.record(
+            Kind.RELEASE,
+            a.resourceName(),
+            Outcome.OK,
+            p.namespace + "/" + p.name + " container " + a.containerName() + ": " + a.deviceIds());
+      }
+    } finally {
+      model.lock.unlock();
+    }
+  }
+
+  /** Releases the devices of one container of a pod (all its resources). */
+  void release(String podUid, String containerName) {
+    model.lock.lock();
+    try {
+      PodRecord p = pods.get(podUid);
+      List<String> keys = new ArrayList<>();
+      if (p != null) {
+        for (Map.Entry<String, Allocation> e : p.allocations.entrySet()) {
+          if (e.getValue().containerName().equals(containerName)) {
+            keys.add(e.getKey());
+          }
+        }
+      }
+      if (keys.isEmpty()) {
+        throw new IllegalArgumentException(
+            "no allocation for container " + containerName + " of pod UID " + podUid);
+      }
+      for (String k : keys) {
+        Allocation a = p.allocations.remove(k);
+        journal.record(
+            Kind.RELEASE,
+            a.resourceName(),
+            Outcome.OK,
+            p.namespace + "/" + p.name + " container " + containerName + ": " + a.deviceIds());
+      }
+      if (p.allocations.isEmpty()) {
+        pods.remove(podUid);
+      }
+    } finally {
+      model.lock.unlock();
+    }
+  }
+
+  /** A pod with allocations: one per container and resource. */
+  static final class PodRecord {
+    final String namespace;
+    final String name;
+    final String uid;
+    final Map<String, Allocation> allocations = new LinkedHashMap<>();
+
+    PodRecord(String namespace, String name, String uid) {
+      this.namespace = namespace;
+      this.name = name;
+      this.uid = uid;
+    }
   }
 }

@@ -6,8 +6,7 @@ import io.github.deviceplugin4j.api.podresources.v1.ContainerResources;
 import io.github.deviceplugin4j.api.podresources.v1.NUMANode;
 import io.github.deviceplugin4j.api.podresources.v1.PodResources;
 import io.github.deviceplugin4j.api.podresources.v1.TopologyInfo;
-import io.github.deviceplugin4j.testkit.FakeKubelet.PodRecord;
-import io.github.deviceplugin4j.testkit.FakeKubelet.ResourceState;
+import io.github.deviceplugin4j.testkit.AllocationFlow.PodRecord;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
 import io.github.deviceplugin4j.testkit.internal.PodResourcesService;
@@ -17,49 +16,55 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** The fake kubelet's allocations and devices as the PodResources API shows them. */
+/**
+ * The fake kubelet's allocations and devices as the PodResources API shows them: pods from the
+ * {@link AllocationFlow} (copied first), devices and their NUMA nodes from the {@link
+ * DeviceManagerModel}.
+ */
 final class PodResourcesView implements PodResourcesService.Source {
-  private final FakeKubelet k;
+  private final DeviceManagerModel model;
+  private final AllocationFlow allocations;
+  private final EventJournal journal;
 
-  PodResourcesView(FakeKubelet k) {
-    this.k = k;
+  PodResourcesView(DeviceManagerModel model, AllocationFlow allocations, EventJournal journal) {
+    this.model = model;
+    this.allocations = allocations;
+    this.journal = journal;
   }
 
   @Override
   public List<PodResources> list() {
-    k.lock.lock();
-    try {
-      List<PodResources> out = new ArrayList<>();
-      for (PodRecord p : k.pods.values()) {
-        out.add(podResourcesLocked(p));
-      }
-      return out;
-    } finally {
-      k.lock.unlock();
-    }
+    List<PodRecord> pods = allocations.pods();
+    return model.locked(
+        () -> {
+          List<PodResources> out = new ArrayList<>();
+          for (PodRecord p : pods) {
+            out.add(podResourcesLocked(p));
+          }
+          return out;
+        });
   }
 
   @Override
   public Optional<PodResources> get(String namespace, String name) {
-    k.lock.lock();
-    try {
-      for (PodRecord p : k.pods.values()) {
-        if (p.namespace.equals(namespace) && p.name.equals(name)) {
-          return Optional.of(podResourcesLocked(p));
-        }
-      }
-      return Optional.empty();
-    } finally {
-      k.lock.unlock();
-    }
+    List<PodRecord> pods = allocations.pods();
+    return model.locked(
+        () -> {
+          for (PodRecord p : pods) {
+            if (p.namespace.equals(namespace) && p.name.equals(name)) {
+              return Optional.of(podResourcesLocked(p));
+            }
+          }
+          return Optional.<PodResources>empty();
+        });
   }
 
   @Override
   public AllocatableResourcesResponse allocatable() {
-    k.lock.lock();
+    model.lock.lock();
     try {
       AllocatableResourcesResponse.Builder b = AllocatableResourcesResponse.newBuilder();
-      for (ResourceState rs : k.resources.values()) {
+      for (ResourceState rs : model.resourceStates()) {
         for (DeviceState d : rs.devices) {
           if (d.healthy()) {
             b.addAllDevices(containerDevices(rs.name, d.id(), d.numaNodes()));
@@ -68,13 +73,13 @@ final class PodResourcesView implements PodResourcesService.Source {
       }
       return b.build();
     } finally {
-      k.lock.unlock();
+      model.lock.unlock();
     }
   }
 
   @Override
   public void event(String detail, boolean ok) {
-    k.recordUnlocked(Kind.POD_RESOURCES, "", ok ? Outcome.OK : Outcome.FAILED, detail);
+    journal.record(Kind.POD_RESOURCES, "", ok ? Outcome.OK : Outcome.FAILED, detail);
   }
 
   private PodResources podResourcesLocked(PodRecord p) {
@@ -83,7 +88,7 @@ final class PodResourcesView implements PodResourcesService.Source {
       ContainerResources.Builder c =
           containers.computeIfAbsent(
               a.containerName(), n -> ContainerResources.newBuilder().setName(n));
-      ResourceState rs = k.resources.get(a.resourceName());
+      ResourceState rs = model.resource(a.resourceName());
       for (String id : a.deviceIds()) {
         List<Long> numa = List.of();
         if (rs != null) {

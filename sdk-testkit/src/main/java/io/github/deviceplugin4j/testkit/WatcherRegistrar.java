@@ -4,10 +4,9 @@ import io.github.deviceplugin4j.api.pluginregistration.InfoRequest;
 import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationGrpc;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
-import io.github.deviceplugin4j.testkit.FakeKubelet.ConnectException;
-import io.github.deviceplugin4j.testkit.FakeKubelet.ResourceState;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.PluginConnector.ConnectException;
 import io.github.deviceplugin4j.testkit.internal.ResourceNames;
 import io.github.deviceplugin4j.testkit.internal.SocketFiles;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
@@ -19,18 +18,28 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The kubelet's plugin-watcher registration of device plugins (the plugin manager's operation
  * generator plus the device manager's handler): {@code GetInfo}, validation, connection, {@code
- * NotifyRegistrationStatus}; deregistration when a registry socket vanishes.
+ * NotifyRegistrationStatus}; deregistration when a registry socket vanishes. It owns which registry
+ * sockets are registered or being registered; the connection itself is made by the {@link
+ * PluginConnector} and kept in the {@link DeviceManagerModel}. Its state is guarded by the model's
+ * (the journal's) lock.
  */
 final class WatcherRegistrar {
-  private final FakeKubelet k;
-  // Guarded by k.lock.
+  private final UdsTransport transport;
+  private final List<String> supportedVersions;
+  private final PluginConnector connector;
+  private final DeviceManagerModel model;
+  private final EventJournal journal;
+  private final ReentrantLock lock;
+  // Guarded by lock.
   private final Map<Path, String> watcherPlugins = new LinkedHashMap<>();
   // The file identity (inode) of each registered socket: the reconciler's timestamp stand-in.
   private final Map<Path, Object> registeredKeys = new LinkedHashMap<>();
@@ -40,16 +49,34 @@ final class WatcherRegistrar {
   // Incremented by a kubelet restart: a registration begun by the old kubelet must not finish.
   private long incarnation;
 
-  WatcherRegistrar(FakeKubelet k) {
-    this.k = k;
+  WatcherRegistrar(
+      UdsTransport transport,
+      List<String> supportedVersions,
+      PluginConnector connector,
+      DeviceManagerModel model,
+      EventJournal journal) {
+    this.transport = transport;
+    this.supportedVersions = List.copyOf(supportedVersions);
+    this.connector = connector;
+    this.model = model;
+    this.journal = journal;
+    this.lock = model.lock;
   }
 
-  /** Forgets registered sockets (kubelet restart); the caller holds the lock. */
+  /**
+   * Forgets registered sockets (kubelet restart); a registration begun before does not finish. Call
+   * before the model learns of the restart, so an attempt that connects in between is abandoned.
+   */
   void clear() {
-    watcherPlugins.clear();
-    registeredKeys.clear();
-    removedWhileInFlight.clear();
-    incarnation++;
+    lock.lock();
+    try {
+      watcherPlugins.clear();
+      registeredKeys.clear();
+      removedWhileInFlight.clear();
+      incarnation++;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**
@@ -57,19 +84,19 @@ final class WatcherRegistrar {
    * process finishes nothing, so an attempt that spans a restart is abandoned.
    */
   private boolean stillCurrent(long begun, String name, Path socket) {
-    k.lock.lock();
+    lock.lock();
     try {
-      if (begun == incarnation && !k.closed) {
+      if (begun == incarnation && !model.isClosed()) {
         return true;
       }
-      k.record(
+      journal.record(
           Kind.REGISTER,
           name,
           Outcome.INFO,
           "abandoned the registration of " + socket + ": the kubelet restarted meanwhile");
       return false;
     } finally {
-      k.lock.unlock();
+      lock.unlock();
     }
   }
 
@@ -84,9 +111,9 @@ final class WatcherRegistrar {
   void register(Path socket) {
     Object key = fileKey(socket);
     boolean replaced;
-    k.lock.lock();
+    lock.lock();
     try {
-      if (k.closed) {
+      if (model.isClosed()) {
         return;
       }
       Object registeredKey = registeredKeys.get(socket);
@@ -97,16 +124,16 @@ final class WatcherRegistrar {
       }
       replaced = registered;
     } finally {
-      k.lock.unlock();
+      lock.unlock();
     }
     if (replaced) {
       // A new socket file at a registered path: the kubelet's reconciler unregisters the old
       // plugin (DeRegisterPlugin, which disconnects a client) before it registers the new one.
       removed(socket);
     }
-    k.lock.lock();
+    lock.lock();
     try {
-      if (k.closed) {
+      if (model.isClosed()) {
         return;
       }
       if (!watcherInFlight.add(socket)) {
@@ -115,27 +142,27 @@ final class WatcherRegistrar {
         watcherPending.add(socket);
         return;
       }
-      k.record(Kind.PLUGIN_DISCOVERED, "", Outcome.INFO, socket.toString());
+      journal.record(Kind.PLUGIN_DISCOVERED, "", Outcome.INFO, socket.toString());
     } finally {
-      k.lock.unlock();
+      lock.unlock();
     }
     long begun;
-    k.lock.lock();
+    lock.lock();
     try {
       begun = incarnation;
     } finally {
-      k.lock.unlock();
+      lock.unlock();
     }
     boolean again;
     try {
       registerNow(socket, begun, key);
     } finally {
-      k.lock.lock();
+      lock.lock();
       try {
         watcherInFlight.remove(socket);
-        again = watcherPending.remove(socket) && !k.closed;
+        again = watcherPending.remove(socket) && !model.isClosed();
       } finally {
-        k.lock.unlock();
+        lock.unlock();
       }
     }
     if (again && SocketFiles.isSocket(socket)) {
@@ -144,8 +171,8 @@ final class WatcherRegistrar {
   }
 
   private void registerNow(Path socket, long begun, Object key) {
-    ManagedChannel channel = k.transport.channel(socket);
-    k.track(channel);
+    ManagedChannel channel = transport.channel(socket);
+    connector.track(channel);
     try {
       boolean ready;
       try {
@@ -155,7 +182,7 @@ final class WatcherRegistrar {
         return;
       }
       if (!ready) {
-        k.recordUnlocked(
+        journal.record(
             Kind.REGISTER,
             "",
             Outcome.FAILED,
@@ -169,18 +196,18 @@ final class WatcherRegistrar {
             stub.withDeadlineAfter(FakeKubelet.GET_INFO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                 .getInfo(InfoRequest.getDefaultInstance());
       } catch (StatusRuntimeException e) {
-        k.recordUnlocked(
+        journal.record(
             Kind.GET_INFO,
             "",
             Outcome.FAILED,
             "RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket "
                 + socket
                 + ", err: "
-                + FakeKubelet.describe(e.getStatus()));
+                + PluginConnector.describe(e.getStatus()));
         return;
       }
       String name = info.getName();
-      k.recordUnlocked(
+      journal.record(
           Kind.GET_INFO,
           name,
           Outcome.OK,
@@ -193,7 +220,7 @@ final class WatcherRegistrar {
               + " supported_versions="
               + ResourceNames.goList(info.getSupportedVersionsList()));
       if (info.getType().equals("CSIPlugin") || info.getType().equals("DRAPlugin")) {
-        k.recordUnlocked(
+        journal.record(
             Kind.REGISTER,
             name,
             Outcome.INFO,
@@ -207,23 +234,23 @@ final class WatcherRegistrar {
                 + " at socket "
                 + socket;
         notifyPlugin(stub, name, false, err);
-        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
         return;
       }
       Path endpoint =
           info.getEndpoint().isEmpty() ? socket : Path.of(info.getEndpoint()).toAbsolutePath();
       String version =
           info.getSupportedVersionsList().stream()
-              .filter(k.supportedVersions::contains)
+              .filter(supportedVersions::contains)
               .findFirst()
               .orElse(null);
       String validation = null;
       if (version == null) {
         validation =
             "manager version, "
-                + (k.supportedVersions.size() == 1
-                    ? k.supportedVersions.get(0)
-                    : ResourceNames.goList(k.supportedVersions))
+                + (supportedVersions.size() == 1
+                    ? supportedVersions.get(0)
+                    : ResourceNames.goList(supportedVersions))
                 + ", is not among plugin supported versions "
                 + ResourceNames.goList(info.getSupportedVersionsList());
       } else if (!ResourceNames.isExtendedResourceName(name)) {
@@ -232,7 +259,7 @@ final class WatcherRegistrar {
       }
       if (validation != null) {
         String err = "RegisterPlugin error -- plugin validation failed with err: " + validation;
-        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
         notifyPlugin(stub, name, false, err);
         return;
       }
@@ -240,11 +267,11 @@ final class WatcherRegistrar {
         return;
       }
       try {
-        k.connect(name, endpoint, Registration.Mode.PLUGIN_WATCHER, version, socket);
+        connector.connect(name, endpoint, Registration.Mode.PLUGIN_WATCHER, version, socket);
       } catch (ConnectException e) {
         String err =
             "RegisterPlugin error -- plugin registration failed with err: " + e.getMessage();
-        k.recordUnlocked(Kind.REGISTER, name, Outcome.FAILED, err);
+        journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
         notifyPlugin(stub, name, false, err);
         return;
       }
@@ -253,20 +280,20 @@ final class WatcherRegistrar {
         return;
       }
       boolean removedMeanwhile;
-      k.lock.lock();
+      lock.lock();
       try {
         watcherPlugins.put(socket, name);
         if (key != null) {
           registeredKeys.put(socket, key);
         }
-        k.record(
+        journal.record(
             Kind.REGISTER,
             name,
             Outcome.OK,
             "plugin watcher: socket=" + socket + " endpoint=" + endpoint + " version=" + version);
         removedMeanwhile = removedWhileInFlight.remove(socket);
       } finally {
-        k.lock.unlock();
+        lock.unlock();
       }
       notifyPlugin(stub, name, true, "");
       if (removedMeanwhile) {
@@ -281,19 +308,7 @@ final class WatcherRegistrar {
 
   /** Undoes the connection an abandoned registration made (the restart already dropped others). */
   private void dropStaleConnection(String name, Path socket) {
-    k.lock.lock();
-    try {
-      ResourceState rs = k.resources.get(name);
-      if (rs != null) {
-        for (FakeKubelet.Endpoint ep : java.util.List.copyOf(rs.open)) {
-          if (socket.equals(ep.registrySocket) && !ep.dead) {
-            k.abandonLocked(rs, ep, "registration abandoned: the kubelet restarted");
-          }
-        }
-      }
-    } finally {
-      k.lock.unlock();
-    }
+    model.abandon(name, socket, "registration abandoned: the kubelet restarted");
   }
 
   private void notifyPlugin(
@@ -308,45 +323,40 @@ final class WatcherRegistrar {
                   .setPluginRegistered(registered)
                   .setError(error)
                   .build());
-      k.recordUnlocked(
+      journal.record(
           Kind.NOTIFY_REGISTRATION_STATUS,
           name,
           Outcome.OK,
           "plugin_registered=" + registered + (error.isEmpty() ? "" : " error=" + error));
     } catch (StatusRuntimeException e) {
-      k.recordUnlocked(
+      journal.record(
           Kind.NOTIFY_REGISTRATION_STATUS,
           name,
           Outcome.FAILED,
-          "plugin_registered=" + registered + ": " + FakeKubelet.describe(e.getStatus()));
+          "plugin_registered=" + registered + ": " + PluginConnector.describe(e.getStatus()));
     }
   }
 
   void removed(Path socket) {
-    k.lock.lock();
+    lock.lock();
     try {
       String resource = watcherPlugins.remove(socket);
       registeredKeys.remove(socket);
       if (resource == null && watcherInFlight.contains(socket)) {
         removedWhileInFlight.add(socket);
-        k.record(
+        journal.record(
             Kind.DEREGISTER,
             "",
             Outcome.INFO,
             "registry socket removed while being registered: " + socket);
         return;
       }
-      if (resource == null || k.closed) {
+      if (resource == null || model.isClosed()) {
         return;
       }
-      ResourceState rs = k.resources.get(resource);
-      k.record(Kind.DEREGISTER, resource, Outcome.INFO, "registry socket removed: " + socket);
-      if (rs != null) {
-        k.deregisterPluginLocked(
-            rs, socket, "deregistered (registry socket " + socket + " removed)");
-      }
+      model.deregisterPlugin(resource, socket);
     } finally {
-      k.lock.unlock();
+      lock.unlock();
     }
   }
 }

@@ -375,7 +375,15 @@ final class DeviceManagerModel {
           pluginDisconnectedLocked(rs, rs.endpoint, "kubelet restarted");
         }
         rs.devices = List.of();
-        rs.endpoint = Endpoint.fromCheckpoint(rs.name, rs.endpoint);
+        Endpoint checkpoint = Endpoint.fromCheckpoint(rs.name, rs.endpoint);
+        rs.endpoint = checkpoint;
+        // The new process's stopped endpoint: removed once the grace period has passed since
+        // its start, unless the plugin registers again (the kubelet drops it at the next
+        // capacity update after that).
+        cancelRemoval(rs);
+        if (!closed) {
+          rs.removal = timers.schedule(() -> removeAfterGrace(rs, checkpoint), gracePeriod);
+        }
         sampleHealthLocked(rs, "kubelet restarted: resource known from its checkpoint only");
       }
       journal.touch();

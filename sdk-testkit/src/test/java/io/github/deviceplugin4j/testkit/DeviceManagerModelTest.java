@@ -225,6 +225,41 @@ class DeviceManagerModelTest {
   }
 
   @Test
+  void afterAKubeletRestartAResourceWhosePluginNeverReturnsIsRemovedAfterTheGracePeriod() {
+    DeviceManagerModel m = model(KubeletProfile.LATEST);
+    FakeConnection a = new FakeConnection();
+    Endpoint ep = register(m, "a.sock", a);
+    list(m, ep, a, 2);
+    clock.advance(GRACE.dividedBy(2));
+
+    // The new kubelet process gives the checkpoint's endpoint a stop time of its own start.
+    m.kubeletRestarted();
+    clock.advance(GRACE.minusNanos(1));
+    assertThat(m.resources()).containsExactly(RES);
+
+    clock.advance(Duration.ofNanos(1));
+    assertThat(m.resources()).isEmpty();
+    assertThat(journal.events())
+        .last()
+        .satisfies(e -> assertThat(e.kind()).isEqualTo(Kind.RESOURCE_REMOVED));
+  }
+
+  @Test
+  void afterAKubeletRestartARegistrationWithinTheGracePeriodKeepsTheResource() {
+    DeviceManagerModel m = model(KubeletProfile.LATEST);
+    FakeConnection a = new FakeConnection();
+    register(m, "a.sock", a);
+    m.kubeletRestarted();
+    clock.advance(GRACE.dividedBy(2));
+
+    register(m, "a.sock", new FakeConnection());
+    clock.advance(GRACE);
+
+    assertThat(m.resources()).containsExactly(RES);
+    assertThat(m.liveEndpoint(RES)).isPresent();
+  }
+
+  @Test
   void aCancelledStreamIsReplacedAndItsLateMessagesAreIgnored() {
     DeviceManagerModel m = model(KubeletProfile.LATEST);
     FakeConnection a = new FakeConnection();

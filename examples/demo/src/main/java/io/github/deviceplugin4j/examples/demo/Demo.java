@@ -45,7 +45,9 @@ import java.util.stream.Stream;
 /**
  * Runs the example plugins against the fake kubelet on a generated node and prints what happens:
  * registration, the advertised devices and capacity, allocations with their container edits, a
- * device failing and recovering, and a kubelet restart with the re-registration time.
+ * device failing and recovering, and a kubelet restart with the re-registration time. Then the FPGA
+ * backend runs as a DRA driver against a mock API server: slices, a claim allocated, prepared into
+ * a CDI spec, a health change, and the claim unprepared ({@link DraDemo}).
  *
  * <p>Everything printed is read back from the fake kubelet (what it received over gRPC on Unix
  * sockets) or from the files the plugins wrote; nothing is simulated in between.
@@ -398,9 +400,16 @@ public final class Demo {
       step("plugins", "stopped: sockets removed, device-info files left: " + left);
     }
     step("kubelet", "stopped");
+
+    // 9. The same FPGA backend as a DRA driver (Kubernetes 1.34+), on the same node.
     out.println();
     out.println(
-        "demo finished: every line above was read from the fake kubelet or from files the plugins wrote.");
+        "DRA: the FPGA backend as a Dynamic Resource Allocation driver, against a mock API server");
+    new DraDemo(this).run(work, root, fpga);
+    out.println();
+    out.println(
+        "demo finished: every line above was read from the fake kubelet, the mock API server, the"
+            + " DRA driver's sockets or files the plugins wrote.");
     return 0;
   }
 
@@ -458,11 +467,11 @@ public final class Demo {
         .collect(Collectors.joining(", "));
   }
 
-  private void step(String who, String what) {
+  void step(String who, String what) {
     out.printf(Locale.ROOT, "[%6.2fs] %-8s %s%n", (System.nanoTime() - t0) / 1e9, who, what);
   }
 
-  private void detail(String what) {
+  void detail(String what) {
     out.println("                   " + what);
   }
 

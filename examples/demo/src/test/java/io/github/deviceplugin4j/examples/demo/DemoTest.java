@@ -38,6 +38,19 @@ class DemoTest {
         .contains("re-registered nic.example.com/sriov_dpdk after ")
         .contains("6 of 6 resources registered")
         .contains("device-info files left: 0")
+        .contains("driver fpga.example.com registers as DRAPlugin, endpoint dra.sock, services ")
+        .contains("k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin")
+        .contains(": 3 devices, pool demo-node generation 1 (1 slice(s) in the pool)")
+        .contains("afuId=d8424dc4... interfaceId=")
+        .contains("allocated claim demo/accel-claim (uid ")
+        .contains("NodePrepareResources: CDI devices fpga.example.com/port=")
+        .contains("wrote CDI spec fpga.example.com-port_claim-")
+        .contains("\"path\" : \"/dev/dfl-port.0\"")
+        .contains(" UNHEALTHY after ")
+        .contains("slices now list 2 devices, pool generation 2")
+        .contains(" HEALTHY again")
+        .contains("NodeUnprepareResources: ok, CDI spec removed")
+        .contains("driver stopped: sockets removed")
         .contains("demo finished");
     assertThat(output.lines().filter(l -> l.contains("re-registered"))).hasSize(6);
   }

@@ -16,6 +16,8 @@ import java.util.OptionalInt;
  * @param devNode the host device node, e.g. {@code /dev/dfl-port.0}
  * @param devNodePresent whether the node exists
  * @param numaNode NUMA node of the card's PCI device, if known
+ * @param pciAddress the card's PCI address such as {@code 0000:5e:00.0}, if the region is a PCI
+ *     device's
  * @param errors the port's error bits from {@code errors/errors}, 0 when there are none or the
  *     kernel has no error reporting; empty when the file holds garbage
  */
@@ -28,6 +30,7 @@ public record DflPort(
     String devNode,
     boolean devNodePresent,
     OptionalInt numaNode,
+    Optional<String> pciAddress,
     Optional<Long> errors) {
 
   /** The {@code afu_id} the driver reports when the card's firmware has crashed. */
@@ -44,6 +47,7 @@ public record DflPort(
    * @param devNode see {@link #devNode()}
    * @param devNodePresent see {@link #devNodePresent()}
    * @param numaNode see {@link #numaNode()}
+   * @param pciAddress see {@link #pciAddress()}
    * @param errors see {@link #errors()}
    */
   public DflPort {
@@ -54,6 +58,7 @@ public record DflPort(
     Objects.requireNonNull(interfaceId, "interfaceId");
     Objects.requireNonNull(devNode, "devNode");
     Objects.requireNonNull(numaNode, "numaNode");
+    Objects.requireNonNull(pciAddress, "pciAddress");
     Objects.requireNonNull(errors, "errors");
   }
 

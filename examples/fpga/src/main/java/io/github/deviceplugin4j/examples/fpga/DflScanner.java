@@ -84,12 +84,11 @@ public final class DflScanner {
         continue; // a PR region or an empty card
       }
       Optional<String> interfaceId = interfaceId(region, problems);
-      OptionalInt numa =
-          Sysfs.pciDeviceOf(region)
-              .map(pci -> Sysfs.numaNode(pci, problems))
-              .orElse(OptionalInt.empty());
+      Optional<Path> pci = Sysfs.pciDeviceOf(region);
+      OptionalInt numa = pci.map(p -> Sysfs.numaNode(p, problems)).orElse(OptionalInt.empty());
+      Optional<String> pciAddress = pci.map(p -> p.getFileName().toString());
       for (Path port : portDirs) {
-        readPort(region, port, interfaceId, numa, problems).ifPresent(ports::add);
+        readPort(region, port, interfaceId, numa, pciAddress, problems).ifPresent(ports::add);
       }
     }
     ports.sort(Comparator.comparingInt(p -> Integer.parseInt(p.name().substring(9))));
@@ -101,6 +100,7 @@ public final class DflScanner {
       Path port,
       Optional<String> interfaceId,
       OptionalInt numa,
+      Optional<String> pciAddress,
       List<String> problems) {
     String name = port.getFileName().toString();
     Path afuFile = port.resolve("afu_id");
@@ -149,6 +149,7 @@ public final class DflScanner {
             devNode,
             present,
             numa,
+            pciAddress,
             errors));
   }
 

@@ -7,8 +7,10 @@ import io.github.deviceplugin4j.core.PreStartHook;
 import io.github.deviceplugin4j.examples.common.HealthLog;
 import io.github.deviceplugin4j.examples.common.SysfsBackend;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -44,6 +46,7 @@ public final class FpgaBackend extends SysfsBackend implements PreStartHook {
   private final DflScanner scanner;
   // The ports of this resource (seen since they joined it) and their last health.
   private final HealthLog members;
+  private volatile Map<String, DflPort> lastScan = Map.of();
 
   /**
    * A backend for the ports of one function or interface ID.
@@ -53,15 +56,33 @@ public final class FpgaBackend extends SysfsBackend implements PreStartHook {
    *     hex digits
    */
   public FpgaBackend(FpgaConfig config, String functionId) {
-    super(
-        log,
+    this(
         Objects.requireNonNull(config, "config")
             .resourceName(Objects.requireNonNull(functionId, "functionId")),
-        config.pollInterval());
+        config,
+        functionId);
+  }
+
+  private FpgaBackend(String resourceName, FpgaConfig config, String functionId) {
+    super(log, resourceName, config.pollInterval());
     this.config = config;
     this.functionId = functionId;
     this.scanner = new DflScanner(config.root());
     this.members = new HealthLog(log, resourceName());
+  }
+
+  /**
+   * One backend for every port, whatever accelerator or interface it holds: the shape a DRA driver
+   * wants ({@link FpgaDraDriver}), where one pool lists every device and a claim picks ports by
+   * their {@code afuId} or {@code interfaceId} attribute instead of by resource name. A port whose
+   * firmware crashed stays in the list, unhealthy. Its resource name is {@code <domain>/port}.
+   *
+   * @param config the settings (the mode is not used)
+   * @return the backend
+   */
+  public static FpgaBackend everyPort(FpgaConfig config) {
+    Objects.requireNonNull(config, "config");
+    return new FpgaBackend(config.domain() + "/port", config, null);
   }
 
   /**
@@ -92,19 +113,32 @@ public final class FpgaBackend extends SysfsBackend implements PreStartHook {
   /**
    * The function or interface ID this resource stands for.
    *
-   * @return 32 hex digits
+   * @return 32 hex digits, or null for a backend made by {@link #everyPort(FpgaConfig)}
    */
   public String functionId() {
     return functionId;
+  }
+
+  /**
+   * A port of the last scan, for what a device does not carry (its IDs and PCI address).
+   *
+   * @param name the port's name, which is its device ID, e.g. {@code dfl-port.0}
+   * @return the port as last read, or empty when the last scan did not list it
+   */
+  public Optional<DflPort> port(String name) {
+    return Optional.ofNullable(lastScan.get(name));
   }
 
   @Override
   public List<Device> devices() {
     DflScanner.Scan scan = scanner.scan();
     reportProblems(scan.problems());
+    Map<String, DflPort> byName = new HashMap<>();
+    scan.ports().forEach(p -> byName.put(p.name(), p));
+    lastScan = Map.copyOf(byName);
     List<Device> devices = new ArrayList<>();
     for (DflPort port : scan.ports()) {
-      boolean mine = functionId.equals(key(config.mode(), port).orElse(null));
+      boolean mine = functionId == null || functionId.equals(key(config.mode(), port).orElse(null));
       boolean crashedMember =
           members.knows(port.name()) && DflPort.CRASHED_AFU_ID.equals(port.afuId());
       if (mine || crashedMember) {

@@ -1,0 +1,324 @@
+package io.github.deviceplugin4j.examples.demo;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.github.deviceplugin4j.api.dra.v1.Claim;
+import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourceResponse;
+import io.github.deviceplugin4j.api.dra.v1.NodeUnprepareResourceResponse;
+import io.github.deviceplugin4j.api.drahealth.v1.DeviceHealth;
+import io.github.deviceplugin4j.api.drahealth.v1.HealthStatus;
+import io.github.deviceplugin4j.api.drahealth.v1.NodeWatchResourcesResponse;
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
+import io.github.deviceplugin4j.dra.BackendDevices;
+import io.github.deviceplugin4j.dra.BackendDriver;
+import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.fixtures.DflFixture;
+import io.github.deviceplugin4j.examples.fpga.FpgaDraConfig;
+import io.github.deviceplugin4j.examples.fpga.FpgaDraDriver;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.stream.Collectors;
+
+/**
+ * The demo's DRA part: the FPGA example's backend served as a DRA driver ({@link FpgaDraDriver}) on
+ * the same simulated node, with fabric8's mock API server (CRUD mode, real HTTP on loopback) as the
+ * API server and the demo playing the scheduler and the kubelet.
+ */
+final class DraDemo {
+  static final String NODE = "demo-node";
+  static final String NAMESPACE = "demo";
+
+  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
+  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
+
+  private final Demo demo;
+
+  DraDemo(Demo demo) {
+    this.demo = demo;
+  }
+
+  void run(Path work, Path root, DflFixture fpga) throws Exception {
+    // The mock server logs every request through java.util.logging: keep it out of the output.
+    MOCK_SERVER_LOG.setLevel(Level.WARNING);
+    KubernetesMockServer api =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    api.init();
+    try (KubernetesClient client = api.createClient();
+        DraKubelet kubelet = new DraKubelet()) {
+      client
+          .nodes()
+          .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
+          .create();
+      demo.step("api", "mock API server (fabric8, CRUD) on " + client.getMasterUrl());
+      Path dra = work.resolve("dra");
+      FpgaDraConfig config =
+          FpgaDraConfig.parse(
+              new String[] {
+                "--root=" + root,
+                "--node-name=" + NODE,
+                "--poll-interval=" + Demo.POLL.toMillis() + "ms",
+                "--plugin-dir=" + dra.resolve("plugins/fpga.example.com"),
+                "--registry-dir=" + dra.resolve("registry"),
+                "--cdi-dir=" + dra.resolve("cdi")
+              },
+              Map.of());
+      BackendDriver driver = FpgaDraDriver.builder(config).kubernetesClient(client).build();
+      driver.start();
+      try (driver;
+          DraPluginHost host =
+              DraPluginHost.builder(config.driverName(), driver)
+                  .pluginDir(config.pluginDir())
+                  .registryDir(config.registryDir())
+                  .start()) {
+        PluginInfo info = kubelet.getInfo(host.registrationSocket());
+        demo.step(
+            "dra",
+            String.format(
+                "driver %s registers as %s, endpoint %s, services %s",
+                info.getName(),
+                info.getType(),
+                Path.of(info.getEndpoint()).getFileName(),
+                String.join(", ", info.getSupportedVersionsList())));
+
+        // Slices published from the backend's ports.
+        await(() -> devices(client).size() == 3, "3 devices in the ResourceSlices");
+        for (ResourceSlice s : slices(client)) {
+          demo.step(
+              "api",
+              String.format(
+                  "ResourceSlice %s: %d devices, pool %s generation %d (%d slice(s) in the pool)",
+                  s.getMetadata().getName(),
+                  s.getSpec().getDevices().size(),
+                  s.getSpec().getPool().getName(),
+                  s.getSpec().getPool().getGeneration(),
+                  s.getSpec().getPool().getResourceSliceCount()));
+          for (Device d : s.getSpec().getDevices()) {
+            demo.detail(d.getName() + " " + describe(d.getAttributes()));
+          }
+        }
+
+        // The scheduler's part: pick a port holding accelerator AFU_A and write the allocation.
+        Device picked =
+            devices(client).stream()
+                .filter(d -> Demo.AFU_A.equals(string(d, FpgaDraDriver.AFU_ID)))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no port with " + Demo.AFU_A));
+        ResourceClaim claim = allocatedClaim(client, "accel-claim", picked.getName());
+        String uid = claim.getMetadata().getUid();
+        demo.step(
+            "sched",
+            String.format(
+                "allocated claim %s/%s (uid %s): request port -> device %s in pool %s (afuId %s...)",
+                NAMESPACE,
+                claim.getMetadata().getName(),
+                uid,
+                picked.getName(),
+                NODE,
+                Demo.AFU_A.substring(0, 8)));
+
+        BlockingQueue<NodeWatchResourcesResponse> health = kubelet.watchHealth(host.draSocket());
+        Claim wire =
+            Claim.newBuilder()
+                .setNamespace(NAMESPACE)
+                .setName(claim.getMetadata().getName())
+                .setUid(uid)
+                .build();
+        NodePrepareResourceResponse prepared =
+            kubelet.prepare(host.draSocket(), wire).getClaimsOrThrow(uid);
+        if (!prepared.getError().isEmpty()) {
+          throw new IllegalStateException("prepare failed: " + prepared.getError());
+        }
+        demo.step(
+            "kubelet",
+            "NodePrepareResources: CDI devices "
+                + prepared.getDevicesList().stream()
+                    .flatMap(d -> d.getCdiDeviceIdsList().stream())
+                    .collect(Collectors.joining(", ")));
+        Path spec = driver.cdiSpecFile(uid);
+        demo.step("dra", "wrote CDI spec " + spec.getFileName() + ":");
+        demo.detail(Files.readString(spec).replaceAll("\\s+", " ").trim());
+
+        // A fault: error bits on the allocated port; the health stream says so.
+        int port = portNumber(picked.getName());
+        fpga.portErrors(port, "0x1");
+        long faulted = System.nanoTime();
+        demo.step("sysfs", "dfl-port." + port + " reports errors (errors/errors = 0x1)");
+        DeviceHealth sick = awaitHealth(health, picked.getName(), HealthStatus.UNHEALTHY);
+        demo.step(
+            "kubelet",
+            String.format(
+                "health stream: %s %s after %d ms (%s)",
+                picked.getName(),
+                sick.getHealth(),
+                (System.nanoTime() - faulted) / 1_000_000,
+                sick.getMessage()));
+        await(() -> devices(client).size() == 2, "the unhealthy port left out of the slices");
+        demo.step(
+            "api",
+            "slices now list "
+                + devices(client).size()
+                + " devices, pool generation "
+                + slices(client).get(0).getSpec().getPool().getGeneration()
+                + ": the unhealthy port cannot be allocated");
+        fpga.portErrors(port, "0x0");
+        awaitHealth(health, picked.getName(), HealthStatus.HEALTHY);
+        demo.step("kubelet", "health stream: " + picked.getName() + " HEALTHY again");
+
+        NodeUnprepareResourceResponse unprepared =
+            kubelet.unprepare(host.draSocket(), wire).getClaimsOrThrow(uid);
+        demo.step(
+            "kubelet",
+            "NodeUnprepareResources: "
+                + (unprepared.getError().isEmpty() ? "ok" : unprepared.getError())
+                + ", CDI spec "
+                + (Files.exists(spec) ? "still there" : "removed"));
+      }
+      demo.step("dra", "driver stopped: sockets removed");
+    } finally {
+      api.destroy();
+    }
+  }
+
+  private static List<ResourceSlice> slices(KubernetesClient client) {
+    return client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems().stream()
+        .sorted(Comparator.comparing(s -> s.getMetadata().getName()))
+        .toList();
+  }
+
+  private static List<Device> devices(KubernetesClient client) {
+    return slices(client).stream()
+        .flatMap(s -> s.getSpec().getDevices().stream())
+        .sorted(Comparator.comparing(Device::getName))
+        .toList();
+  }
+
+  private static String string(Device d, String attribute) {
+    DeviceAttribute a = d.getAttributes() == null ? null : d.getAttributes().get(attribute);
+    return a == null ? null : a.getString();
+  }
+
+  private static String describe(Map<String, DeviceAttribute> attributes) {
+    return attributes.entrySet().stream()
+        .sorted(Map.Entry.comparingByKey())
+        .map(
+            e -> {
+              DeviceAttribute a = e.getValue();
+              Object v = a.getString() != null ? a.getString() : a.getInt();
+              String s = String.valueOf(v);
+              return e.getKey() + "=" + (s.length() > 12 ? s.substring(0, 8) + "..." : s);
+            })
+        .collect(Collectors.joining(" "));
+  }
+
+  /** The port behind a DRA device name (names are derived from the port's ID). */
+  private static int portNumber(String draName) {
+    for (int i = 0; i < 64; i++) {
+      if (BackendDevices.deviceName("dfl-port." + i).equals(draName)) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("no port behind " + draName);
+  }
+
+  /** Creates a claim, then writes its allocation into the status as the scheduler does. */
+  private static ResourceClaim allocatedClaim(KubernetesClient client, String name, String device) {
+    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace(NAMESPACE);
+    ResourceClaim created =
+        claims
+            .resource(
+                new ResourceClaimBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .withNamespace(NAMESPACE)
+                    .endMetadata()
+                    .withNewSpec()
+                    .withNewDevices()
+                    .addNewRequest()
+                    .withName("port")
+                    .withNewExactly()
+                    .withDeviceClassName("fpga.example.com")
+                    .withCount(1L)
+                    .endExactly()
+                    .endRequest()
+                    .endDevices()
+                    .endSpec()
+                    .build())
+            .create();
+    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
+    result.setRequest("port");
+    result.setDriver("fpga.example.com");
+    result.setPool(NODE);
+    result.setDevice(device);
+    return claims
+        .resource(
+            new ResourceClaimBuilder(created)
+                .withNewStatus()
+                .withNewAllocation()
+                .withNewDevices()
+                .withResults(result)
+                .endDevices()
+                .endAllocation()
+                .endStatus()
+                .build())
+        .updateStatus();
+  }
+
+  /** The next health message in which the device has the given status. */
+  private static DeviceHealth awaitHealth(
+      BlockingQueue<NodeWatchResourcesResponse> queue, String device, HealthStatus wanted)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Demo.WAIT.toNanos();
+    while (true) {
+      NodeWatchResourcesResponse r =
+          queue.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      if (r == null) {
+        throw new IllegalStateException("no " + wanted + " health for " + device + " in time");
+      }
+      Optional<DeviceHealth> h =
+          r.getDevicesList().stream()
+              .filter(d -> d.getDevice().getDeviceName().equals(device))
+              .filter(d -> d.getHealth() == wanted)
+              .findFirst();
+      if (h.isPresent()) {
+        return h.get();
+      }
+    }
+  }
+
+  /** Polls the API server (state it keeps, no event to wait on) until the condition holds. */
+  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + Demo.WAIT.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("timed out waiting for " + what);
+      }
+      TimeUnit.MILLISECONDS.sleep(Duration.ofMillis(20).toMillis());
+    }
+  }
+}

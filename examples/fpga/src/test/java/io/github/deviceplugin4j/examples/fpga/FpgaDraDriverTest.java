@@ -1,0 +1,226 @@
+package io.github.deviceplugin4j.examples.fpga;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.github.deviceplugin4j.dra.BackendDevices;
+import io.github.deviceplugin4j.dra.BackendDriver;
+import io.github.deviceplugin4j.dra.Claim;
+import io.github.deviceplugin4j.dra.PrepareResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The FPGA backend served as a DRA driver against fabric8's mock API server (CRUD mode): slices
+ * with the ports' attributes, a claim prepared into a CDI spec and unprepared.
+ */
+class FpgaDraDriverTest {
+  private static final String NODE = "node-1";
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  @TempDir Path tmp;
+  private KubernetesMockServer server;
+  private KubernetesClient client;
+  private DflTrees node;
+  private BackendDriver driver;
+
+  @BeforeEach
+  void startApiServer() {
+    server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    server.init();
+    client = server.createClient();
+    client
+        .nodes()
+        .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
+        .create();
+    node = new DflTrees(tmp.resolve("root"), 0);
+  }
+
+  @AfterEach
+  void stop() {
+    if (driver != null) {
+      driver.close();
+    }
+    client.close();
+    server.destroy();
+  }
+
+  private FpgaDraConfig config() {
+    return FpgaDraConfig.parse(
+        new String[] {
+          "--root=" + tmp.resolve("root"),
+          "--poll-interval=100ms",
+          "--cdi-dir=" + tmp.resolve("cdi"),
+          "--plugin-dir=" + tmp.resolve("p"),
+          "--registry-dir=" + tmp.resolve("r")
+        },
+        Map.of("NODE_NAME", NODE));
+  }
+
+  private BackendDriver start() {
+    driver = FpgaDraDriver.builder(config()).kubernetesClient(client).build();
+    driver.start();
+    return driver;
+  }
+
+  private List<io.fabric8.kubernetes.api.model.resource.v1.Device> published() {
+    return client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems().stream()
+        .filter(s -> s.getSpec().getDriver().equals(FpgaDraConfig.DEFAULT_DRIVER_NAME))
+        .flatMap(s -> s.getSpec().getDevices().stream())
+        .toList();
+  }
+
+  @Test
+  void everyPortIsPublishedWithItsAcceleratorInterfacePciAddressAndNuma() {
+    start();
+
+    await().atMost(WAIT).until(() -> published().size() == 3);
+    Map<String, Map<String, DeviceAttribute>> byName =
+        published().stream()
+            .collect(
+                Collectors.toMap(
+                    io.fabric8.kubernetes.api.model.resource.v1.Device::getName,
+                    io.fabric8.kubernetes.api.model.resource.v1.Device::getAttributes));
+    Map<String, DeviceAttribute> port0 = byName.get(BackendDevices.deviceName("dfl-port.0"));
+    assertThat(port0.get(FpgaDraDriver.AFU_ID).getString()).isEqualTo(DflTrees.AFU_A);
+    assertThat(port0.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DflTrees.IFACE_1);
+    assertThat(port0.get(FpgaDraDriver.PCI_ADDRESS).getString()).isEqualTo("0000:5e:00.0");
+    assertThat(port0.get(BackendDevices.NUMA_NODE_ATTRIBUTE).getInt()).isEqualTo(1L);
+    Map<String, DeviceAttribute> port2 = byName.get(BackendDevices.deviceName("dfl-port.2"));
+    assertThat(port2.get(FpgaDraDriver.PCI_ADDRESS).getString()).isEqualTo("0000:af:00.0");
+    assertThat(port2.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DflTrees.IFACE_2);
+    List<ResourceSlice> slices =
+        client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems();
+    assertThat(slices).allSatisfy(s -> assertThat(s.getSpec().getNodeName()).isEqualTo(NODE));
+  }
+
+  @Test
+  void aCrashedPortLeavesTheSlicesUntilRepaired() {
+    start();
+    await().atMost(WAIT).until(() -> published().size() == 3);
+
+    node.fpga.afuId(1, DflPort.CRASHED_AFU_ID);
+
+    await().atMost(WAIT).until(() -> published().size() == 2);
+    assertThat(published())
+        .extracting(io.fabric8.kubernetes.api.model.resource.v1.Device::getName)
+        .doesNotContain(BackendDevices.deviceName("dfl-port.1"));
+  }
+
+  @Test
+  void preparingAnAllocatedClaimWritesTheCdiSpecOfItsPortsAndUnprepareRemovesIt() throws Exception {
+    start();
+    await().atMost(WAIT).until(() -> published().size() == 3);
+    String device = BackendDevices.deviceName("dfl-port.2");
+    ResourceClaim claim = allocatedClaim("accel", device);
+    Claim wire = new Claim("demo", claim.getMetadata().getUid(), claim.getMetadata().getName());
+
+    PrepareResult result = driver.prepare(wire);
+
+    assertThat(result.error()).isEmpty();
+    assertThat(result.devices())
+        .singleElement()
+        .satisfies(
+            d -> {
+              assertThat(d.deviceName()).isEqualTo(device);
+              assertThat(d.poolName()).isEqualTo(NODE);
+              assertThat(d.cdiDeviceIds())
+                  .containsExactly(
+                      "fpga.example.com/port=" + claim.getMetadata().getUid() + "-" + device);
+            });
+    Path spec = driver.cdiSpecFile(claim.getMetadata().getUid());
+    assertThat(Files.readString(spec)).contains("/dev/dfl-port.2").contains("DFL_PORTS=dfl-port.2");
+
+    driver.unprepare(wire, result.devices());
+
+    assertThat(spec).doesNotExist();
+  }
+
+  private ResourceClaim allocatedClaim(String name, String device) {
+    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("demo");
+    ResourceClaim created =
+        claims
+            .resource(
+                new ResourceClaimBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .withNamespace("demo")
+                    .endMetadata()
+                    .withNewSpec()
+                    .endSpec()
+                    .build())
+            .create();
+    DeviceRequestAllocationResult r = new DeviceRequestAllocationResult();
+    r.setRequest("fpga");
+    r.setDriver(FpgaDraConfig.DEFAULT_DRIVER_NAME);
+    r.setPool(NODE);
+    r.setDevice(device);
+    return claims
+        .resource(
+            new ResourceClaimBuilder(created)
+                .withNewStatus()
+                .withNewAllocation()
+                .withNewDevices()
+                .withResults(r)
+                .endDevices()
+                .endAllocation()
+                .endStatus()
+                .build())
+        .updateStatus();
+  }
+
+  @Test
+  void draFlagSelectsTheDriverAndIsRemovedFromItsArguments() {
+    assertThat(FpgaDraDriver.draArguments(new String[] {"--root=/host", "--dra"}))
+        .containsExactly("--root=/host");
+    assertThat(FpgaDraDriver.draArguments(new String[] {"--root=/host"})).isNull();
+  }
+
+  @Test
+  void withoutANodeNameTheConfigurationSaysWhereToSetIt() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> FpgaDraConfig.parse(new String[0], Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("NODE_NAME");
+  }
+
+  @Test
+  void flagsAndEnvironmentSetTheDirectories() {
+    FpgaDraConfig c =
+        FpgaDraConfig.parse(
+            new String[] {"--driver-name=acc.example.org"},
+            Map.of("NODE_NAME", "n", "FPGA_NODE_NAME", "m", "FPGA_POD_UID", "1234"));
+    assertThat(c.nodeName()).isEqualTo("m");
+    assertThat(c.pluginDir()).isEqualTo(Path.of("/var/lib/kubelet/plugins/acc.example.org"));
+    assertThat(c.registryDir()).isEqualTo(Path.of("/var/lib/kubelet/plugins_registry"));
+    assertThat(c.cdiDir()).isEqualTo(Path.of("/var/run/cdi"));
+    assertThat(c.podUid()).contains("1234");
+    assertThat(c.backendConfig().domain()).isEqualTo("acc.example.org");
+  }
+}

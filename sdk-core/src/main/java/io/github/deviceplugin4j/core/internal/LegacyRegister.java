@@ -121,7 +121,7 @@ final class LegacyRegister {
         || status.getCode() == Status.Code.DEADLINE_EXCEEDED
         || status.getCode() == Status.Code.CANCELLED) {
       // CANCELLED: the kubelet went away in the middle of the call (it restarts); not a refusal.
-      return new DevicePluginException(
+      return new Unreachable(
           "cannot reach the kubelet at " + kubeletSocket + " to register " + name + ": " + text);
     }
     return new RegistrationException(
@@ -151,5 +151,14 @@ final class LegacyRegister {
       return List.of(manager.group(1).trim());
     }
     return List.of();
+  }
+
+  /** The kubelet's socket did not answer (UNAVAILABLE, a deadline, or the call cut off). */
+  static final class Unreachable extends DevicePluginException {
+    private static final long serialVersionUID = 1L;
+
+    Unreachable(String message) {
+      super(message);
+    }
   }
 }

@@ -271,10 +271,30 @@ final class LegacyRegistration extends SocketRegistration {
               inFlight = false;
               if (error == null) {
                 registered(kubelet, version);
+                return;
+              }
+              DevicePluginException e = asPluginException(error);
+              if (e instanceof LegacyRegister.Unreachable && kubeletGone(kubelet)) {
+                // A stale kubelet.sock (the kubelet stopped or is restarting): as when the file
+                // is missing, a wait, not an error; its creation will trigger the next attempt.
+                failed(
+                    new DevicePluginException(
+                        "waiting for the kubelet: "
+                            + ctx.kubeletSocket
+                            + " does not accept connections (kubelet stopped or restarting)"),
+                    false);
               } else {
-                failed(asPluginException(error), true);
+                failed(e, true);
               }
             });
+  }
+
+  /** Whether the kubelet.sock an attempt used is replaced, gone, or no longer accepts. */
+  private boolean kubeletGone(SocketFiles.Identity used) {
+    SocketFiles.Identity now = SocketFiles.identity(ctx.kubeletSocket);
+    return now == null
+        || !SocketFiles.sameFile(now, used)
+        || !SocketFiles.isLive(ctx.kubeletSocket);
   }
 
   private static DevicePluginException asPluginException(Throwable error) {

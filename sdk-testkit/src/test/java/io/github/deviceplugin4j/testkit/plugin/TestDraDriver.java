@@ -52,6 +52,7 @@ public final class TestDraDriver implements AutoCloseable {
   private final UdsTransport transport = new UdsTransport("test-dra-driver");
   private PluginInfo info;
   private boolean health = true;
+  private volatile boolean skipAll;
   private Server draServer;
   private Server registryServer;
 
@@ -98,6 +99,12 @@ public final class TestDraDriver implements AutoCloseable {
   /** Whether to serve the health service (UNIMPLEMENTED otherwise). */
   public TestDraDriver health(boolean serve) {
     this.health = serve;
+    return this;
+  }
+
+  /** Whether prepare leaves every claim out of its answer (a broken driver). */
+  public TestDraDriver skipAll(boolean skip) {
+    this.skipAll = skip;
     return this;
   }
 
@@ -167,7 +174,7 @@ public final class TestDraDriver implements AutoCloseable {
       prepareCalls.incrementAndGet();
       NodePrepareResourcesResponse.Builder b = NodePrepareResourcesResponse.newBuilder();
       for (Claim c : request.getClaimsList()) {
-        if (c.getName().startsWith("skip-")) {
+        if (skipAll || c.getName().startsWith("skip-")) {
           continue;
         }
         if (c.getName().startsWith("fail-")) {

@@ -87,6 +87,23 @@ public final class FakeKubelet implements AutoCloseable {
   /** The device manager's checkpoint file in the plugin directory, kept by every cleanup. */
   public static final String CHECKPOINT_FILE = "kubelet_internal_checkpoint";
 
+  /** The DRA kubelet plugin service v1, the newest the kubelet knows. */
+  public static final String DRA_V1_SERVICE = "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin";
+
+  /** The DRA kubelet plugin service v1beta1. */
+  public static final String DRA_V1BETA1_SERVICE = "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin";
+
+  /** The DRA health service kubelets 1.34 to 1.36 call, and the fake's default. */
+  public static final String DRA_HEALTH_V1ALPHA1_SERVICE = "v1alpha1.DRAResourceHealth";
+
+  /** The DRA health service v1 (not called by kubelets up to 1.36). */
+  public static final String DRA_HEALTH_V1_SERVICE = "v1.DRAResourceHealth";
+
+  /**
+   * The kubelet's deadline for each call to a DRA driver (its {@code defaultClientCallTimeout}).
+   */
+  public static final Duration DRA_CALL_TIMEOUT = Duration.ofSeconds(45);
+
   private final Path pluginDir;
   private final Path kubeletSocket;
   private final Optional<Path> registryDir;
@@ -102,6 +119,7 @@ public final class FakeKubelet implements AutoCloseable {
   private final WatcherRegistrar watchers;
   private final AllocationFlow allocationFlow;
   private final KubeletServers servers;
+  private final DraPluginManager dra;
   private final KubeletProfile profile;
   // Held by restart and close.
   private final ReentrantLock lifecycle = new ReentrantLock();
@@ -139,7 +157,15 @@ public final class FakeKubelet implements AutoCloseable {
         new PluginConnector(transport, allChannels, model, journal, b.rpcTimeout);
     this.legacyRegistration =
         new LegacyRegistrationServer(pluginDir, supportedVersions, connector, journal);
-    this.watchers = new WatcherRegistrar(transport, supportedVersions, connector, model, journal);
+    this.dra =
+        new DraPluginManager(
+            transport,
+            allChannels,
+            journal,
+            b.draCallTimeout,
+            Optional.ofNullable(b.draHealthService));
+    this.watchers =
+        new WatcherRegistrar(transport, supportedVersions, connector, model, journal, dra);
     this.allocationFlow =
         new AllocationFlow(
             model,
@@ -191,10 +217,49 @@ public final class FakeKubelet implements AutoCloseable {
     private KubeletProfile profile = KubeletProfile.LATEST;
     private Long randomSeed;
     private Duration restartReturnDelay = Duration.ZERO;
+    private Duration draCallTimeout = DRA_CALL_TIMEOUT;
+    private String draHealthService = DRA_HEALTH_V1ALPHA1_SERVICE;
     private Consumer<FakeKubelet> afterRestartServed;
     private final List<Consumer<KubeletEvent>> listeners = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * The deadline of each {@code NodePrepareResources} / {@code NodeUnprepareResources} call
+     * (default {@link #DRA_CALL_TIMEOUT}, the kubelet's 45 s).
+     *
+     * @param timeout a positive duration
+     * @return this builder
+     */
+    public Builder draCallTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("draCallTimeout must be positive, got " + timeout);
+      }
+      this.draCallTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Which DRA health service the fake watches on each registered DRA plugin: {@link
+     * #DRA_HEALTH_V1ALPHA1_SERVICE} (default, what kubelets 1.34 to 1.36 call with the {@code
+     * ResourceHealthStatus} feature gate on), {@link #DRA_HEALTH_V1_SERVICE}, or null to watch none
+     * (the feature gate off).
+     *
+     * @param service the service name, or null
+     * @return this builder
+     */
+    public Builder draHealthService(String service) {
+      if (service != null
+          && !service.equals(DRA_HEALTH_V1ALPHA1_SERVICE)
+          && !service.equals(DRA_HEALTH_V1_SERVICE)) {
+        throw new IllegalArgumentException(
+            "unknown DRA health service \""
+                + service
+                + "\": use FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE, DRA_HEALTH_V1_SERVICE or null");
+      }
+      this.draHealthService = service;
+      return this;
+    }
 
     /**
      * Which kubelet's behaviour to model where versions differ (default {@link
@@ -444,6 +509,7 @@ public final class FakeKubelet implements AutoCloseable {
     model.locked(
         () -> {
           watchers.clear();
+          dra.kubeletRestarted();
           model.kubeletRestarted();
           return null;
         });
@@ -472,6 +538,7 @@ public final class FakeKubelet implements AutoCloseable {
       }
       servers.stop();
       model.closeAll();
+      dra.close();
       journal.record(Kind.STOP, "", Outcome.INFO, "closed");
       for (ManagedChannel ch : allChannels) {
         ch.shutdownNow();
@@ -869,6 +936,169 @@ public final class FakeKubelet implements AutoCloseable {
 
   private <T> T await(String what, Duration timeout, Supplier<T> probe) {
     return journal.await(what, timeout, () -> model.locked(probe));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // DRA
+
+  /**
+   * Every DRA driver registration accepted so far, oldest first (also those a restart or a removed
+   * registry socket ended).
+   *
+   * @return the registrations
+   */
+  public List<DraRegistration> draRegistrations() {
+    return dra.registrations();
+  }
+
+  /**
+   * The registration of the driver's plugin the kubelet would call now: the newest one whose
+   * connection is up, else the newest one (like the kubelet's plugin store).
+   *
+   * @param driver the DRA driver name
+   * @return its current registration, or empty when none is registered
+   */
+  public Optional<DraRegistration> draRegistration(String driver) {
+    return dra.registration(driver);
+  }
+
+  /**
+   * Waits for a registration of the DRA driver (the first one, or any earlier one).
+   *
+   * @param driver the DRA driver name
+   * @param timeout how long to wait
+   * @return the first registration of the driver
+   * @throws AssertionError on timeout, with the event log
+   */
+  public DraRegistration awaitDraRegistration(String driver, Duration timeout) {
+    return await(
+        "a DRA registration of " + driver,
+        timeout,
+        () ->
+            dra.registrations().stream()
+                .filter(r -> r.driver().equals(driver))
+                .findFirst()
+                .orElse(null));
+  }
+
+  /**
+   * Waits for the first registration of the DRA driver accepted after a mark: race-free, however
+   * soon after the mark the driver registered.
+   *
+   * @param driver the DRA driver name
+   * @param after a mark from {@link #mark()} or {@link #restart()}
+   * @param timeout how long to wait
+   * @return the first registration of the driver newer than the mark
+   * @throws AssertionError on timeout, with the event log
+   */
+  public DraRegistration awaitDraRegistration(String driver, Mark after, Duration timeout) {
+    return await(
+        "a DRA registration of " + driver + " after event #" + after.seq(),
+        timeout,
+        () ->
+            dra.registrations().stream()
+                .filter(r -> r.driver().equals(driver) && r.isAfter(after))
+                .findFirst()
+                .orElse(null));
+  }
+
+  /**
+   * Prepares a pod's claims of one driver like the kubelet before the pod starts: claims the fake
+   * already holds as prepared (for another pod, or before a restart) only get the pod's reference
+   * and are not sent again; the others go to the driver in one {@code NodePrepareResources} call
+   * (with the kubelet's 45 s deadline), checked like the kubelet checks it (see {@link DraResult}).
+   * On success the claims and their devices are remembered, across {@link #restart()} too, for
+   * {@link #unprepareResources}.
+   *
+   * @param podUid the pod's UID
+   * @param driver the DRA driver name
+   * @param claims the pod's claims allocated by that driver
+   * @return the outcome; {@link DraResult#ok()} is false where the pod would not start
+   */
+  public DraResult prepareResources(String podUid, String driver, List<DraClaim> claims) {
+    return dra.prepare(podUid, driver, List.copyOf(claims));
+  }
+
+  /**
+   * Unprepares a pod's claims of one driver like the kubelet after the pod stopped: a claim other
+   * pods still use only loses this pod's reference; the others go to the driver in one {@code
+   * NodeUnprepareResources} call and are forgotten when it succeeds (they stay, for a retry, when
+   * it fails).
+   *
+   * @param podUid the pod's UID
+   * @param driver the DRA driver name
+   * @return the outcome (no call and no entries when nothing was left to unprepare)
+   */
+  public DraResult unprepareResources(String podUid, String driver) {
+    return dra.unprepare(podUid, driver);
+  }
+
+  /**
+   * Sends one {@code NodePrepareResources} call with exactly these claims, bypassing the fake's
+   * claim cache (to test idempotence or odd requests), and checks the answer like the kubelet.
+   *
+   * @param driver the DRA driver name
+   * @param claims the claims to send
+   * @return the outcome
+   */
+  public DraResult nodePrepareResources(String driver, List<DraClaim> claims) {
+    return dra.call(true, driver, List.copyOf(claims), "direct call: ");
+  }
+
+  /**
+   * Sends one {@code NodeUnprepareResources} call with exactly these claims, bypassing the fake's
+   * claim cache (e.g. for a claim the driver never prepared), and checks the answer like the
+   * kubelet.
+   *
+   * @param driver the DRA driver name
+   * @param claims the claims to send
+   * @return the outcome
+   */
+  public DraResult nodeUnprepareResources(String driver, List<DraClaim> claims) {
+    return dra.call(false, driver, List.copyOf(claims), "direct call: ");
+  }
+
+  /**
+   * The claims the fake holds as prepared (its claim-info cache, which survives restarts like the
+   * kubelet's checkpoint).
+   *
+   * @return the prepared claims
+   */
+  public List<DraPreparedClaim> preparedClaims() {
+    return dra.preparedClaims();
+  }
+
+  /**
+   * The last health the driver reported for each of its devices on {@code NodeWatchResources}
+   * (empty before the first message, after a restart until it reports again, and for a driver that
+   * does not serve health).
+   *
+   * @param driver the DRA driver name
+   * @return one entry per device, in the order first reported
+   */
+  public List<DraDeviceHealth> draDeviceHealth(String driver) {
+    return dra.deviceHealth(driver);
+  }
+
+  /**
+   * Waits until the driver's device health satisfies a condition.
+   *
+   * @param driver the DRA driver name
+   * @param condition tested on the health list after each change (under the fake's lock: keep it
+   *     quick)
+   * @param timeout how long to wait
+   * @return the list that satisfied the condition
+   * @throws AssertionError on timeout, with the event log
+   */
+  public List<DraDeviceHealth> awaitDraDeviceHealth(
+      String driver, Predicate<List<DraDeviceHealth>> condition, Duration timeout) {
+    return await(
+        "DRA device health of " + driver + " matching the condition",
+        timeout,
+        () -> {
+          List<DraDeviceHealth> list = dra.deviceHealth(driver);
+          return condition.test(list) ? list : null;
+        });
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -100,7 +100,24 @@ public record KubeletEvent(
     /** A registry socket vanished: the plugin is deregistered. */
     DEREGISTER,
     /** A {@code v1.PodResourcesLister} call. */
-    POD_RESOURCES
+    POD_RESOURCES,
+    /**
+     * A DRA driver's registration through the plugins registry: accepted ({@link Outcome#OK}, with
+     * the endpoint and the chosen service in {@link KubeletEvent#version()}) or refused.
+     */
+    DRA_REGISTER,
+    /** A DRA driver's registry socket vanished, or a restart dropped it: the plugin is removed. */
+    DRA_DEREGISTER,
+    /** {@code NodePrepareResources} (or a prepare the kubelet answered from its cache). */
+    DRA_PREPARE,
+    /** {@code NodeUnprepareResources}. */
+    DRA_UNPREPARE,
+    /**
+     * {@code NodeWatchResources}: a health message (the resource is the driver, {@link
+     * KubeletEvent#devices()} the number of devices in it), a stream end, or a driver that does not
+     * serve health ({@code UNIMPLEMENTED}, accepted).
+     */
+    DRA_HEALTH
   }
 
   /** Whether it went well. */

@@ -38,6 +38,7 @@ final class WatcherRegistrar {
   private final PluginConnector connector;
   private final DeviceManagerModel model;
   private final EventJournal journal;
+  private final DraPluginManager dra;
   private final ReentrantLock lock;
   // Guarded by lock.
   private final Map<Path, String> watcherPlugins = new LinkedHashMap<>();
@@ -46,6 +47,8 @@ final class WatcherRegistrar {
   private final Set<Path> watcherInFlight = new HashSet<>();
   private final Set<Path> watcherPending = new HashSet<>();
   private final Set<Path> removedWhileInFlight = new HashSet<>();
+  // The registered sockets (in watcherPlugins) that belong to DRA drivers.
+  private final Set<Path> draSockets = new HashSet<>();
   // Incremented by a kubelet restart: a registration begun by the old kubelet must not finish.
   private long incarnation;
 
@@ -54,8 +57,10 @@ final class WatcherRegistrar {
       List<String> supportedVersions,
       PluginConnector connector,
       DeviceManagerModel model,
-      EventJournal journal) {
+      EventJournal journal,
+      DraPluginManager dra) {
     this.transport = transport;
+    this.dra = dra;
     this.supportedVersions = List.copyOf(supportedVersions);
     this.connector = connector;
     this.model = model;
@@ -72,6 +77,7 @@ final class WatcherRegistrar {
     try {
       watcherPlugins.clear();
       registeredKeys.clear();
+      draSockets.clear();
       removedWhileInFlight.clear();
       incarnation++;
     } finally {
@@ -219,7 +225,11 @@ final class WatcherRegistrar {
               + (info.getEndpoint().isEmpty() ? "(this socket)" : info.getEndpoint())
               + " supported_versions="
               + ResourceNames.goList(info.getSupportedVersionsList()));
-      if (info.getType().equals("CSIPlugin") || info.getType().equals("DRAPlugin")) {
+      if (info.getType().equals("DRAPlugin")) {
+        registerDra(stub, socket, info, begun, key);
+        return;
+      }
+      if (info.getType().equals("CSIPlugin")) {
         journal.record(
             Kind.REGISTER,
             name,
@@ -306,6 +316,40 @@ final class WatcherRegistrar {
     }
   }
 
+  /** The DRA handler's side of a registration: validation, the plugin store, the notification. */
+  private void registerDra(
+      RegistrationGrpc.RegistrationBlockingStub stub,
+      Path socket,
+      PluginInfo info,
+      long begun,
+      Object key) {
+    String name = info.getName();
+    String err = dra.register(socket, info, () -> stillCurrent(begun, name, socket));
+    if (err == null) {
+      return;
+    }
+    if (!err.isEmpty()) {
+      notifyPlugin(stub, name, false, err);
+      return;
+    }
+    boolean removedMeanwhile;
+    lock.lock();
+    try {
+      watcherPlugins.put(socket, name);
+      draSockets.add(socket);
+      if (key != null) {
+        registeredKeys.put(socket, key);
+      }
+      removedMeanwhile = removedWhileInFlight.remove(socket);
+    } finally {
+      lock.unlock();
+    }
+    notifyPlugin(stub, name, true, "");
+    if (removedMeanwhile) {
+      removed(socket);
+    }
+  }
+
   /** Undoes the connection an abandoned registration made (the restart already dropped others). */
   private void dropStaleConnection(String name, Path socket) {
     model.abandon(name, socket, "registration abandoned: the kubelet restarted");
@@ -349,6 +393,10 @@ final class WatcherRegistrar {
             "",
             Outcome.INFO,
             "registry socket removed while being registered: " + socket);
+        return;
+      }
+      if (resource != null && draSockets.remove(socket)) {
+        dra.deregister(socket);
         return;
       }
       if (resource == null || model.isClosed()) {

@@ -28,6 +28,8 @@ final class ConformCommand {
       fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
                            [--register-timeout-seconds N] [--checks ID,...] [--strict]
                            [--verbose] -- COMMAND [ARG...]
+      fake-kubelet conform --dra [--registry-dir DIR] [--driver NAME] [--dir DIR]
+                           [--junit-xml FILE] [--checks ID,...] [--strict] -- COMMAND [ARG...]
 
         Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
         DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
@@ -40,6 +42,11 @@ final class ConformCommand {
         echoes the plugin's output and prints the kubelet's event log. The process gets
         SIGTERM at the end: start the plugin with exec in a wrapper script so the signal
         reaches it.
+
+        With --dra the fake watches the plugins registry (--registry-dir, default a new
+        directory; PLUGINS_REGISTRY_DIR and {registry} for the driver) for a DRA driver
+        (--driver: its expected name) and runs the dra-* checks instead; {dir} is a directory
+        the driver may put its DRA socket in.
       """;
 
   static String checkList() {
@@ -66,8 +73,11 @@ final class ConformCommand {
                 "--resource",
                 "--junit-xml",
                 "--register-timeout-seconds",
-                "--checks"),
-            Set.of("--verbose", "--strict"));
+                "--checks",
+                "--registry-dir",
+                "--driver"),
+            Set.of("--verbose", "--strict", "--dra"));
+    boolean dra = a.flag("--dra");
     if (a.command.isEmpty()) {
       throw new Args.UsageException("conform needs the plugin command after --");
     }
@@ -94,22 +104,40 @@ final class ConformCommand {
       tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
       dir = tempRoot.resolve("dp");
     }
+    String registryArg =
+        a.get("--registry-dir") != null ? a.get("--registry-dir") : a.get("--registry");
     Optional<Path> registry =
-        Optional.ofNullable(a.get("--registry")).map(p -> Path.of(p).toAbsolutePath());
+        Optional.ofNullable(registryArg).map(p -> Path.of(p).toAbsolutePath());
+    if (dra && registry.isEmpty()) {
+      if (tempRoot == null) {
+        tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
+      }
+      registry = Optional.of(tempRoot.resolve("reg"));
+    }
+    Optional<Path> registryDir = registry;
     List<String> command = new ArrayList<>();
     for (String s : a.command) {
       command.add(
           s.replace("{dir}", dir.toString())
-              .replace("{registry}", registry.map(Path::toString).orElse("")));
+              .replace("{registry}", registryDir.map(Path::toString).orElse("")));
     }
     Map<String, String> env = new LinkedHashMap<>();
     env.put("DEVICE_PLUGIN_DIR", dir.toString());
-    registry.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
+    registryDir.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
 
     // Like the kubelet, tolerate a GetPreferredAllocation answer that does not fit the request:
     // preferred-allocation-valid reports it.
-    FakeKubelet.Builder b = FakeKubelet.builder().pluginDir(dir).strictPreferredAllocation(false);
-    registry.ifPresent(b::registryDir);
+    Path kubeletDir = dir;
+    if (dra) {
+      // The driver's {dir} must survive a kubelet restart, which cleans the device plugin dir.
+      if (tempRoot == null) {
+        tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
+      }
+      kubeletDir = tempRoot.resolve("dp");
+    }
+    FakeKubelet.Builder b =
+        FakeKubelet.builder().pluginDir(kubeletDir).strictPreferredAllocation(false);
+    registryDir.ifPresent(b::registryDir);
     Instant started = Instant.now();
     List<Result> results;
     String eventLog;
@@ -122,11 +150,11 @@ final class ConformCommand {
             new ConformanceSuite(
                 kubelet,
                 plugin,
-                Optional.ofNullable(a.get("--resource")),
+                Optional.ofNullable(a.get(dra ? "--driver" : "--resource")),
                 Duration.ofSeconds(a.number("--register-timeout-seconds", 10)),
                 selected,
                 strict);
-        results = suite.run();
+        results = dra ? suite.runDra() : suite.run();
         resource = suite.resource();
       } finally {
         plugin.close(); // SIGTERM, then SIGKILL after 5 s
@@ -143,7 +171,7 @@ final class ConformCommand {
     printReport(
         command,
         dir,
-        registry,
+        registryDir,
         resource,
         results,
         total,

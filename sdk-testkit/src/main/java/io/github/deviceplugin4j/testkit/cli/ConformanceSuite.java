@@ -3,6 +3,10 @@ package io.github.deviceplugin4j.testkit.cli;
 import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.DeviceState;
+import io.github.deviceplugin4j.testkit.DraClaim;
+import io.github.deviceplugin4j.testkit.DraClaimResult;
+import io.github.deviceplugin4j.testkit.DraRegistration;
+import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
@@ -105,16 +109,55 @@ final class ConformanceSuite {
     // Recommended: the kubelet deletes stale sockets itself on start; a stale socket only breaks
     // the plugin's own next start ("address already in use") if it does not delete it first.
     REMOVES_SOCKET_ON_SIGTERM(
-        "removes-socket-on-sigterm", Level.RECOMMENDED, "removes its socket on SIGTERM");
+        "removes-socket-on-sigterm", Level.RECOMMENDED, "removes its socket on SIGTERM"),
+
+    // DRA drivers (conform --dra). Required: the kubelet's DRA handler refuses the registration.
+    DRA_REGISTERS("dra-registers", Level.REQUIRED, "DRA: registers through plugins_registry", true),
+    // Required: the kubelet calls only the service it chose from the plugin's list.
+    DRA_SERVES_SERVICE(
+        "dra-serves-service", Level.REQUIRED, "DRA: serves the service the kubelet chose", true),
+    // Required: a missing entry fails the pod ("skipped N ResourceClaims"); a call error fails
+    // every claim of the pod where a per-claim error names the one that is wrong.
+    DRA_PREPARE_EACH_CLAIM(
+        "dra-prepare-each-claim",
+        Level.REQUIRED,
+        "DRA: prepare answers every claim, errors per claim",
+        true),
+    // Recommended: the kubelet repeats a prepare after its restarts; the same answer keeps the
+    // containers' CDI devices stable.
+    DRA_PREPARE_IDEMPOTENT(
+        "dra-prepare-idempotent", Level.RECOMMENDED, "DRA: a repeated prepare answers alike", true),
+    // Required: the kubelet unprepares claims the driver may not know (a retry, a lost state):
+    // an error there keeps the pod from being cleaned up.
+    DRA_UNPREPARE_UNKNOWN(
+        "dra-unprepare-unknown",
+        Level.REQUIRED,
+        "DRA: unprepare of an unknown claim succeeds",
+        true),
+    // Recommended: without NodeWatchResources the kubelet reports no device health in pods.
+    DRA_HEALTH_STREAM(
+        "dra-health-stream", Level.RECOMMENDED, "DRA: serves NodeWatchResources", true),
+    // Required: after a kubelet restart the plugin manager must find the registration socket again.
+    DRA_RE_REGISTERS_AFTER_RESTART(
+        "dra-re-registers-after-restart",
+        Level.REQUIRED,
+        "DRA: registered again within 5 s of a restart",
+        true);
 
     final String id;
     final Level level;
     final String title;
+    final boolean dra;
 
     Check(String id, Level level, String title) {
+      this(id, level, title, false);
+    }
+
+    Check(String id, Level level, String title, boolean dra) {
       this.id = id;
       this.level = level;
       this.title = title;
+      this.dra = dra;
     }
 
     static Optional<Check> byId(String id) {
@@ -185,8 +228,10 @@ final class ConformanceSuite {
       // Explain an options failure, which makes a registration fail.
       run(Check.OPTIONS_ANSWERED, this::optionsAnsweredAfterFailure);
       for (Check c : Check.values()) {
-        results.computeIfAbsent(
-            c, k -> new Result(k, Verdict.SKIP, 0, "the plugin never registered"));
+        if (!c.dra) {
+          results.computeIfAbsent(
+              c, k -> new Result(k, Verdict.SKIP, 0, "the plugin never registered"));
+        }
       }
       return ordered();
     }
@@ -241,7 +286,7 @@ final class ConformanceSuite {
   }
 
   private boolean run(Check check, Body body) {
-    if (check != Check.REGISTERS && !selected.contains(check)) {
+    if (check != Check.REGISTERS && check != Check.DRA_REGISTERS && !selected.contains(check)) {
       results.put(check, new Result(check, Verdict.SKIP, 0, "not selected (--checks)"));
       return true;
     }
@@ -745,5 +790,207 @@ final class ConformanceSuite {
               + " (a stale socket makes the next start fail with \"address already in use\")");
     }
     return "exited with code " + code.get() + " " + ms + " ms after SIGTERM; socket removed";
+  }
+
+  // --- DRA ---------------------------------------------------------------------------------------
+
+  private static final List<DraClaim> PROBE_CLAIMS =
+      List.of(
+          new DraClaim("deviceplugin4j-conformance", "conformance-uid-1", "conformance-claim-1"),
+          new DraClaim("deviceplugin4j-conformance", "conformance-uid-2", "conformance-claim-2"));
+  private DraResult firstPrepare;
+
+  /** Runs the DRA checks against a driver process (the fake watches a plugins registry). */
+  List<Result> runDra() {
+    boolean registered = run(Check.DRA_REGISTERS, this::draRegisters);
+    if (!registered) {
+      for (Check c : Check.values()) {
+        if (c.dra) {
+          results.computeIfAbsent(
+              c, k -> new Result(k, Verdict.SKIP, 0, "the driver never registered"));
+        }
+      }
+      return ordered();
+    }
+    run(Check.DRA_SERVES_SERVICE, this::draServesService);
+    run(Check.DRA_PREPARE_EACH_CLAIM, this::draPrepareEachClaim);
+    run(Check.DRA_PREPARE_IDEMPOTENT, this::draPrepareIdempotent);
+    run(Check.DRA_UNPREPARE_UNKNOWN, this::draUnprepareUnknown);
+    run(Check.DRA_HEALTH_STREAM, this::draHealthStream);
+    run(Check.DRA_RE_REGISTERS_AFTER_RESTART, this::draReRegistersAfterRestart);
+    return ordered();
+  }
+
+  private String draRegisters() {
+    long deadline = System.nanoTime() + registerTimeout.toNanos();
+    while (true) {
+      Optional<DraRegistration> r =
+          kubelet.draRegistrations().stream()
+              .filter(x -> expectedResource.map(x.driver()::equals).orElse(true))
+              .findFirst();
+      if (r.isPresent()) {
+        resource = r.get().driver();
+        return "registered "
+            + resource
+            + " (endpoint "
+            + r.get().endpoint()
+            + ", service "
+            + r.get().service()
+            + ")";
+      }
+      Optional<KubeletEvent> refused =
+          kubelet.events().stream()
+              .filter(e -> e.kind() == Kind.DRA_REGISTER && e.outcome() == Outcome.FAILED)
+              .findFirst();
+      if (refused.isPresent()) {
+        throw fail("the kubelet refused the registration: " + refused.get().detail());
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw fail(
+            "no DRA registration"
+                + expectedResource.map(d -> " of " + d).orElse("")
+                + " within "
+                + registerTimeout.toSeconds()
+                + " s: create a registration socket in the plugins registry that answers GetInfo"
+                + " with type DRAPlugin");
+      }
+      try {
+        kubelet.awaitEvent(
+            mark(),
+            e -> e.kind() == Kind.DRA_REGISTER,
+            Duration.ofNanos(Math.min(left, 200_000_000)));
+      } catch (AssertionError e) {
+        // poll again
+      }
+    }
+  }
+
+  private String draServesService() {
+    DraResult r = kubelet.nodePrepareResources(resource, List.of());
+    if (r.callError().isPresent()) {
+      throw fail(
+          "NodePrepareResources with no claims failed on "
+              + kubelet.draRegistration(resource).map(DraRegistration::service).orElse("?")
+              + ": "
+              + r.callError().get());
+    }
+    return "NodePrepareResources answered on "
+        + kubelet.draRegistration(resource).map(DraRegistration::service).orElse("?");
+  }
+
+  private String draPrepareEachClaim() {
+    DraResult r = kubelet.nodePrepareResources(resource, PROBE_CLAIMS);
+    firstPrepare = r;
+    if (r.callError().isPresent()) {
+      throw fail(
+          "the call failed as a whole ("
+              + r.callError().get()
+              + "): report a problem with one claim in its entry's error, so the kubelet names the"
+              + " claim");
+    }
+    List<String> missing =
+        PROBE_CLAIMS.stream().map(DraClaim::uid).filter(u -> !r.claims().containsKey(u)).toList();
+    if (!missing.isEmpty()) {
+      throw fail(
+          "no entry for claim UIDs "
+              + missing
+              + " (the kubelet: \"NodePrepareResources skipped "
+              + missing.size()
+              + " ResourceClaims\"): answer every claim, keyed by its UID");
+    }
+    List<String> extra =
+        r.claims().keySet().stream()
+            .filter(u -> PROBE_CLAIMS.stream().noneMatch(c -> c.uid().equals(u)))
+            .toList();
+    if (!extra.isEmpty()) {
+      throw fail("entries for claims not asked about: " + extra);
+    }
+    List<String> parts = new ArrayList<>();
+    r.claims()
+        .forEach(
+            (uid, c) ->
+                parts.add(
+                    uid
+                        + (c.ok()
+                            ? ": " + c.devices().size() + " devices"
+                            : ": error " + c.error())));
+    return "an entry per claim for made-up claims (" + String.join("; ", parts) + ")";
+  }
+
+  private String draPrepareIdempotent() {
+    if (firstPrepare == null || firstPrepare.callError().isPresent()) {
+      throw new CheckSkipped("the first prepare failed");
+    }
+    DraResult again = kubelet.nodePrepareResources(resource, PROBE_CLAIMS);
+    if (again.callError().isPresent()) {
+      throw fail("the repeated call failed: " + again.callError().get());
+    }
+    for (DraClaim c : PROBE_CLAIMS) {
+      DraClaimResult a = firstPrepare.claims().get(c.uid());
+      DraClaimResult b = again.claims().get(c.uid());
+      if (b == null) {
+        throw fail("no entry for " + c.uid() + " the second time");
+      }
+      if (a.ok() && (!b.ok() || !a.devices().equals(b.devices()))) {
+        throw fail(
+            "claim "
+                + c.uid()
+                + ": first "
+                + a.devices()
+                + ", then "
+                + b.devices()
+                + " "
+                + b.error());
+      }
+    }
+    kubelet.nodeUnprepareResources(resource, PROBE_CLAIMS);
+    return "the same answer for the same claims";
+  }
+
+  private String draUnprepareUnknown() {
+    DraClaim unknown =
+        new DraClaim("deviceplugin4j-conformance", "conformance-never-prepared", "never-prepared");
+    DraResult r = kubelet.nodeUnprepareResources(resource, List.of(unknown));
+    if (r.callError().isPresent()) {
+      throw fail("the call failed: " + r.callError().get());
+    }
+    if (!r.ok()) {
+      throw fail(
+          r.kubeletError().get() + ": an unknown claim is already unprepared, answer success");
+    }
+    return "succeeded for a claim it never prepared";
+  }
+
+  private String draHealthStream() {
+    KubeletEvent e;
+    try {
+      e =
+          kubelet.awaitEvent(
+              BEGINNING,
+              x -> x.kind() == Kind.DRA_HEALTH && x.resource().equals(resource),
+              Duration.ofSeconds(2));
+    } catch (AssertionError ex) {
+      throw fail("no NodeWatchResources message within 2 s of the registration");
+    }
+    if (e.outcome() != Outcome.OK) {
+      throw fail(e.detail());
+    }
+    return e.detail();
+  }
+
+  private String draReRegistersAfterRestart() {
+    Mark restarted = kubelet.restart();
+    DraRegistration again;
+    try {
+      again = kubelet.awaitDraRegistration(resource, restarted, RESTART_LIMIT);
+    } catch (AssertionError e) {
+      throw fail(
+          "no registration within "
+              + RESTART_LIMIT.toSeconds()
+              + " s after the kubelet restarted (keep the registration socket served)");
+    }
+    long ms = Math.max(0, (again.nanos() - restarted.nanos()) / 1_000_000);
+    return "registered again " + ms + " ms after the restart";
   }
 }

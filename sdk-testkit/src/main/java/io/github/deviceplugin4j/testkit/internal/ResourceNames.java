@@ -31,6 +31,17 @@ public final class ResourceNames {
     return isQualifiedName(REQUESTS_PREFIX + name);
   }
 
+  /**
+   * Whether the value is a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253
+   * characters), as a DRA driver name must be.
+   *
+   * @param value the value
+   * @return true when valid
+   */
+  public static boolean isDnsSubdomain(String value) {
+    return !value.isEmpty() && value.length() <= 253 && DNS1123_SUBDOMAIN.matcher(value).matches();
+  }
+
   private static boolean isQualifiedName(String value) {
     String[] parts = value.split("/", -1);
     String name;

@@ -1,0 +1,255 @@
+package io.github.deviceplugin4j.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.deviceplugin4j.api.drahealth.v1alpha1.HealthStatus;
+import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
+import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
+import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.plugin.TestDraDriver;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DraKubeletTest {
+  static final Duration WAIT = Duration.ofSeconds(5);
+  static final String DRIVER = "fpga.example.com";
+
+  @TempDir Path dir;
+
+  private FakeKubelet kubelet() {
+    return FakeKubelet.builder()
+        .pluginDir(dir.resolve("dp"))
+        .registryDir(dir.resolve("reg"))
+        .start();
+  }
+
+  private TestDraDriver driver() {
+    return new TestDraDriver(DRIVER, dir.resolve("p/dra.sock"), dir.resolve("reg/fpga.sock"));
+  }
+
+  private static DraClaim claim(String name) {
+    return new DraClaim("default", "uid-" + name, name);
+  }
+
+  private PluginInfo.Builder info() {
+    return PluginInfo.newBuilder()
+        .setType("DRAPlugin")
+        .setName(DRIVER)
+        .setEndpoint(dir.resolve("p/dra.sock").toString());
+  }
+
+  @Test
+  void registersADraDriverFromTheRegistryAndUsesTheFirstServiceOfItsListTheKubeletKnows()
+      throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
+      assertThat(r.service()).isEqualTo(FakeKubelet.DRA_V1_SERVICE);
+      assertThat(r.endpoint()).isEqualTo(dir.resolve("p/dra.sock").toString());
+      RegistrationStatus status = driver.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status).isNotNull();
+      assertThat(status.getPluginRegistered()).isTrue();
+      assertThat(kubelet.draRegistration(DRIVER)).contains(r);
+    }
+    // Like validateSupportedServices: the plugin's order decides, not the kubelet's.
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver =
+            driver()
+                .pluginInfo(
+                    info()
+                        .addSupportedVersions(FakeKubelet.DRA_V1BETA1_SERVICE)
+                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
+                        .build())
+                .start()) {
+      assertThat(kubelet.awaitDraRegistration(DRIVER, WAIT).service())
+          .isEqualTo(FakeKubelet.DRA_V1BETA1_SERVICE);
+    }
+  }
+
+  @Test
+  void refusesUnknownServicesWithTheKubeletsTextThroughNotifyRegistrationStatus() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver =
+            driver().pluginInfo(info().addSupportedVersions("v1alpha4.Node").build()).start()) {
+      RegistrationStatus status = driver.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status).isNotNull();
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError())
+          .startsWith("RegisterPlugin error -- plugin validation failed with err: ")
+          .contains("invalid supported gRPC versions of DRA driver plugin " + DRIVER)
+          .contains(
+              "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by"
+                  + " the kubelet");
+      assertThat(kubelet.draRegistrations()).isEmpty();
+      assertThat(kubelet.events())
+          .anyMatch(e -> e.kind() == Kind.DRA_REGISTER && e.outcome() == Outcome.FAILED);
+    }
+  }
+
+  @Test
+  void refusesADriverNameThatIsNotADnsSubdomainAndARelativeEndpoint() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver bad =
+            driver()
+                .pluginInfo(
+                    info()
+                        .setName("Bad_Name")
+                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
+                        .build())
+                .start()) {
+      RegistrationStatus status = bad.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError()).contains("\"Bad_Name\" is not a DNS subdomain");
+    }
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver bad =
+            driver()
+                .pluginInfo(
+                    info()
+                        .setEndpoint("dra.sock")
+                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
+                        .build())
+                .start()) {
+      RegistrationStatus status = bad.statuses.poll(5, TimeUnit.SECONDS);
+      assertThat(status.getPluginRegistered()).isFalse();
+      assertThat(status.getError()).contains("\"dra.sock\" is not an absolute path");
+      assertThat(kubelet.draRegistrations()).isEmpty();
+    }
+  }
+
+  @Test
+  void preparesClaimsOnceAndSharesThemBetweenPodsUntilTheLastUnprepares() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      DraResult first = kubelet.prepareResources("pod-1", DRIVER, List.of(claim("a"), claim("b")));
+      assertThat(first.ok()).as(first.toString()).isTrue();
+      assertThat(first.claim("uid-a").devices())
+          .containsExactly(
+              new DraDevice(List.of("req"), "node-a", "dev-a", List.of("example.com/dev=a")));
+      assertThat(driver.prepareCalls).hasValue(1);
+
+      // A second pod sharing claim a: the kubelet does not call the driver again.
+      DraResult second = kubelet.prepareResources("pod-2", DRIVER, List.of(claim("a")));
+      assertThat(second.ok()).isTrue();
+      assertThat(second.claim("uid-a").devices()).hasSize(1);
+      assertThat(driver.prepareCalls).hasValue(1);
+
+      DraResult gone1 = kubelet.unprepareResources("pod-1", DRIVER);
+      assertThat(gone1.claims()).containsOnlyKeys("uid-b");
+      assertThat(driver.prepared).containsExactly("uid-a");
+      DraResult gone2 = kubelet.unprepareResources("pod-2", DRIVER);
+      assertThat(gone2.claims()).containsOnlyKeys("uid-a");
+      assertThat(driver.prepared).isEmpty();
+      assertThat(kubelet.preparedClaims()).isEmpty();
+    }
+  }
+
+  @Test
+  void aPerClaimErrorOrAMissingClaimFailsThePrepareLikeOnANode() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      DraResult failed = kubelet.prepareResources("pod", DRIVER, List.of(claim("fail-x")));
+      assertThat(failed.ok()).isFalse();
+      assertThat(failed.callError()).isEmpty();
+      assertThat(failed.kubeletError())
+          .contains(
+              "NodePrepareResources failed for ResourceClaim fail-x: claim fail-x cannot be"
+                  + " prepared");
+      DraResult skipped =
+          kubelet.prepareResources("pod", DRIVER, List.of(claim("ok"), claim("skip-y")));
+      assertThat(skipped.kubeletError()).contains("NodePrepareResources skipped 1 ResourceClaims");
+      // Not prepared as far as the kubelet is concerned: nothing is remembered.
+      assertThat(kubelet.preparedClaims()).isEmpty();
+      DraResult unknown = kubelet.prepareResources("pod", "other.example.com", List.of(claim("a")));
+      assertThat(unknown.kubeletError()).contains("DRA driver other.example.com is not registered");
+    }
+  }
+
+  @Test
+  void watchesDeviceHealthOnTheServiceTheKubeletCalls() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      Mark m = kubelet.mark();
+      driver.setHealth("dev-0", HealthStatus.UNHEALTHY, "fell off the bus");
+      List<DraDeviceHealth> health =
+          kubelet.awaitDraDeviceHealth(
+              DRIVER,
+              l ->
+                  l.stream()
+                      .anyMatch(
+                          h ->
+                              h.deviceName().equals("dev-0")
+                                  && h.status() == DraDeviceHealth.Status.UNHEALTHY),
+              WAIT);
+      assertThat(health.get(0).poolName()).isEqualTo("node-a");
+      assertThat(health.get(0).message()).isEqualTo("fell off the bus");
+      kubelet.awaitEvent(m, e -> e.kind() == Kind.DRA_HEALTH && e.outcome() == Outcome.OK, WAIT);
+    }
+  }
+
+  @Test
+  void acceptsADriverWithoutHealthSilently() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().health(false).start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      KubeletEvent e = kubelet.awaitEvent(e2 -> e2.kind() == Kind.DRA_HEALTH, WAIT);
+      assertThat(e.outcome()).isEqualTo(Outcome.INFO);
+      assertThat(e.detail()).contains("UNIMPLEMENTED");
+      assertThat(kubelet.draDeviceHealth(DRIVER)).isEmpty();
+      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
+    }
+  }
+
+  @Test
+  void rediscoversTheDriverAfterARestartAndUnpreparesWhatWasPreparedBefore() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
+      Mark restarted = kubelet.restart();
+      DraRegistration again = kubelet.awaitDraRegistration(DRIVER, restarted, WAIT);
+      assertThat(again.isAfter(restarted)).isTrue();
+      assertThat(kubelet.preparedClaims())
+          .extracting(c -> c.claim().uid())
+          .containsExactly("uid-a");
+      DraResult r = kubelet.unprepareResources("pod", DRIVER);
+      assertThat(r.ok()).isTrue();
+      assertThat(r.claims()).containsOnlyKeys("uid-a");
+      assertThat(driver.prepared).isEmpty();
+    }
+  }
+
+  @Test
+  void aRemovedRegistrySocketDeregistersTheDriver() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      Mark m = kubelet.mark();
+      Files.delete(driver.registrySocket());
+      kubelet.awaitEvent(m, e -> e.kind() == Kind.DRA_DEREGISTER, WAIT);
+      assertThat(kubelet.draRegistration(DRIVER)).isEmpty();
+      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).kubeletError())
+          .contains("DRA driver " + DRIVER + " is not registered");
+    }
+  }
+
+  @Test
+  void unprepareOfAClaimTheDriverNeverSawIsSentAsGiven() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestDraDriver driver = driver().start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      DraResult r = kubelet.nodeUnprepareResources(DRIVER, List.of(claim("never")));
+      assertThat(r.ok()).isTrue();
+      assertThat(r.claim("uid-never").ok()).isTrue();
+    }
+  }
+}

@@ -1,0 +1,70 @@
+package io.github.deviceplugin4j.testkit.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.deviceplugin4j.testkit.plugin.TestDraDriverMain;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code fake-kubelet conform --dra} against a raw grpc-java DRA driver run as its own JVM. */
+class DraConformanceTest {
+  @TempDir Path tmp;
+
+  private List<String> driver(String... flags) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(TestDraDriverMain.class.getName());
+    cmd.add("fpga.example.com");
+    cmd.add("{dir}/dra.sock");
+    cmd.add("{registry}/fpga.example.com-reg.sock");
+    cmd.addAll(List.of(flags));
+    return cmd;
+  }
+
+  private List<String> options() {
+    return List.of(
+        "--dra",
+        "--driver",
+        "fpga.example.com",
+        "--dir",
+        tmp.resolve("p").toString(),
+        "--registry-dir",
+        tmp.resolve("reg").toString(),
+        "--register-timeout-seconds",
+        ConformanceTest.REGISTER_TIMEOUT_SECONDS);
+  }
+
+  @Test
+  void aCorrectDraDriverPassesEveryDraCheck() {
+    ConformanceTest.Run run = ConformanceTest.conform(options(), driver());
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    for (ConformanceSuite.Check c : ConformanceSuite.Check.values()) {
+      if (c.dra) {
+        assertThat(run.output()).containsPattern("PASS  " + c.id + " ");
+      } else {
+        assertThat(run.output()).doesNotContain(" " + c.id + " ");
+      }
+    }
+    assertThat(run.output())
+        .contains("service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin")
+        .containsPattern("registered again \\d+ ms after the restart");
+  }
+
+  @Test
+  void aDriverThatLeavesClaimsOutFailsAndOneWithoutHealthWarns() {
+    ConformanceTest.Run run =
+        ConformanceTest.conform(options(), driver("--skip-all", "--no-health"));
+    assertThat(run.exitCode()).as(run.output()).isEqualTo(1);
+    assertThat(run.output())
+        .containsPattern("FAIL  dra-prepare-each-claim .*NodePrepareResources skipped 2")
+        .containsPattern("WARN  dra-health-stream .*UNIMPLEMENTED")
+        .containsPattern("PASS  dra-unprepare-unknown ");
+  }
+}

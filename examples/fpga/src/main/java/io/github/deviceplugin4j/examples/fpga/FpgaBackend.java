@@ -73,9 +73,10 @@ public final class FpgaBackend extends SysfsBackend implements PreStartHook {
 
   /**
    * One backend for every port, whatever accelerator or interface it holds: the shape a DRA driver
-   * wants ({@link FpgaDraDriver}), where one pool lists every device and a claim picks ports by
-   * their {@code afuId} or {@code interfaceId} attribute instead of by resource name. A port whose
-   * firmware crashed stays in the list, unhealthy. Its resource name is {@code <domain>/port}.
+   * wants (the FpgaDraDriver of examples/fpga-dra), where one pool lists every device and a claim
+   * picks ports by their {@code afuId} or {@code interfaceId} attribute instead of by resource
+   * name. A port whose firmware crashed stays in the list, unhealthy. Its resource name is {@code
+   * <domain>/port}.
    *
    * @param config the settings (the mode is not used)
    * @return the backend

@@ -12,15 +12,9 @@ public final class FpgaPlugin {
    * Discovers the FPGA ports, serves one resource per accelerator (or region), and runs until
    * SIGTERM.
    *
-   * @param args settings as {@code --key=value}; see {@link FpgaConfig}; with {@code --dra}, runs
-   *     the DRA driver instead ({@link FpgaDraDriver}, settings in {@link FpgaDraConfig})
+   * @param args settings as {@code --key=value}; see {@link FpgaConfig}
    */
   public static void main(String[] args) {
-    String[] dra = FpgaDraDriver.draArguments(args);
-    if (dra != null) {
-      FpgaDraDriver.main(dra);
-      return;
-    }
     FpgaConfig config = FpgaConfig.parse(args, System.getenv());
     List<FpgaBackend> backends = FpgaBackend.discover(config);
     if (backends.isEmpty()) {

@@ -1,9 +1,9 @@
-package io.github.deviceplugin4j.examples.fpga;
+package io.github.deviceplugin4j.examples.fpgadra;
 
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
-import java.util.Arrays;
+import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -16,9 +16,9 @@ import java.util.Objects;
  * selector on those attributes; preparing it writes one CDI spec giving the container the ports'
  * device nodes and {@code DFL_PORTS}.
  *
- * <p>Run it from the example's jar with {@code --dra} ({@code java -jar
- * deviceplugin4j-example-fpga.jar --dra --root=/host}) or as its own main class; settings in {@link
- * FpgaDraConfig}.
+ * <p>It ships as its own jar and image, apart from the device plugin's (which does not carry the
+ * DRA SDK or the Kubernetes client): {@code java -jar deviceplugin4j-example-fpga-dra.jar
+ * --root=/host}; settings in {@link FpgaDraConfig}.
  *
  * <pre>{@code
  * FpgaDraConfig config = FpgaDraConfig.parse(args, System.getenv());
@@ -106,17 +106,4 @@ public final class FpgaDraDriver {
   }
 
   // end::mapping[]
-
-  /**
-   * Whether the command line asks for the DRA driver, and the rest of it.
-   *
-   * @param args the command line
-   * @return the arguments without {@code --dra} when it was given, otherwise null
-   */
-  static String[] draArguments(String[] args) {
-    if (Arrays.asList(args).contains("--dra")) {
-      return Arrays.stream(args).filter(a -> !a.equals("--dra")).toArray(String[]::new);
-    }
-    return null;
-  }
 }

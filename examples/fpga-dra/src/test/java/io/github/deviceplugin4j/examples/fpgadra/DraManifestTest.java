@@ -1,4 +1,4 @@
-package io.github.deviceplugin4j.examples.fpga;
+package io.github.deviceplugin4j.examples.fpgadra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -83,9 +83,10 @@ class DraManifestTest {
     assertThat(ds.getSpec().getSelector().getMatchLabels())
         .isEqualTo(ds.getSpec().getTemplate().getMetadata().getLabels());
     assertThat(c.getSecurityContext().getPrivileged()).isTrue();
-    assertThat(FpgaDraDriver.draArguments(c.getArgs().toArray(String[]::new)))
-        .as("the image's entry point runs the DRA driver only with --dra")
-        .isNotNull();
+    assertThat(c.getImage())
+        .as("the DRA driver's own image, not the device plugin's")
+        .isEqualTo("ghcr.io/example/deviceplugin4j-example-fpga-dra:0.1.0");
+    assertThat(c.getArgs()).as("every argument is a setting").allMatch(a -> a.contains("="));
     Map<String, String> fieldRefs =
         c.getEnv().stream()
             .filter(e -> e.getValueFrom() != null)
@@ -126,7 +127,7 @@ class DraManifestTest {
         env.put(e.getName(), "pod-uid");
       }
     }
-    return FpgaDraConfig.parse(FpgaDraDriver.draArguments(c.getArgs().toArray(String[]::new)), env);
+    return FpgaDraConfig.parse(c.getArgs().toArray(String[]::new), env);
   }
 
   @Test

@@ -1,6 +1,8 @@
-package io.github.deviceplugin4j.examples.fpga;
+package io.github.deviceplugin4j.examples.fpgadra;
 
 import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
+import io.github.deviceplugin4j.examples.fpga.FpgaConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;

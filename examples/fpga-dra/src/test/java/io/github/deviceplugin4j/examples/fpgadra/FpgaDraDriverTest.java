@@ -1,4 +1,4 @@
-package io.github.deviceplugin4j.examples.fpga;
+package io.github.deviceplugin4j.examples.fpgadra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -18,6 +18,7 @@ import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.Claim;
 import io.github.deviceplugin4j.dra.PrepareResult;
+import io.github.deviceplugin4j.examples.fpga.DflPort;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +42,7 @@ class FpgaDraDriverTest {
   @TempDir Path tmp;
   private KubernetesMockServer server;
   private KubernetesClient client;
-  private DflTrees node;
+  private DraTestNode node;
   private BackendDriver driver;
 
   @BeforeEach
@@ -59,7 +60,7 @@ class FpgaDraDriverTest {
         .nodes()
         .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
         .create();
-    node = new DflTrees(tmp.resolve("root"), 0);
+    node = new DraTestNode(tmp.resolve("root"));
   }
 
   @AfterEach
@@ -108,13 +109,13 @@ class FpgaDraDriverTest {
                     io.fabric8.kubernetes.api.model.resource.v1.Device::getName,
                     io.fabric8.kubernetes.api.model.resource.v1.Device::getAttributes));
     Map<String, DeviceAttribute> port0 = byName.get(BackendDevices.deviceName("dfl-port.0"));
-    assertThat(port0.get(FpgaDraDriver.AFU_ID).getString()).isEqualTo(DflTrees.AFU_A);
-    assertThat(port0.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DflTrees.IFACE_1);
+    assertThat(port0.get(FpgaDraDriver.AFU_ID).getString()).isEqualTo(DraTestNode.AFU_A);
+    assertThat(port0.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DraTestNode.IFACE_1);
     assertThat(port0.get(FpgaDraDriver.PCI_ADDRESS).getString()).isEqualTo("0000:5e:00.0");
     assertThat(port0.get(BackendDevices.NUMA_NODE_ATTRIBUTE).getInt()).isEqualTo(1L);
     Map<String, DeviceAttribute> port2 = byName.get(BackendDevices.deviceName("dfl-port.2"));
     assertThat(port2.get(FpgaDraDriver.PCI_ADDRESS).getString()).isEqualTo("0000:af:00.0");
-    assertThat(port2.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DflTrees.IFACE_2);
+    assertThat(port2.get(FpgaDraDriver.INTERFACE_ID).getString()).isEqualTo(DraTestNode.IFACE_2);
     List<ResourceSlice> slices =
         client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems();
     assertThat(slices).allSatisfy(s -> assertThat(s.getSpec().getNodeName()).isEqualTo(NODE));
@@ -193,13 +194,6 @@ class FpgaDraDriverTest {
                 .endStatus()
                 .build())
         .updateStatus();
-  }
-
-  @Test
-  void draFlagSelectsTheDriverAndIsRemovedFromItsArguments() {
-    assertThat(FpgaDraDriver.draArguments(new String[] {"--root=/host", "--dra"}))
-        .containsExactly("--root=/host");
-    assertThat(FpgaDraDriver.draArguments(new String[] {"--root=/host"})).isNull();
   }
 
   @Test

@@ -12,19 +12,18 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
-import io.github.deviceplugin4j.api.dra.v1.Claim;
-import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourceResponse;
-import io.github.deviceplugin4j.api.dra.v1.NodeUnprepareResourceResponse;
-import io.github.deviceplugin4j.api.drahealth.v1.DeviceHealth;
-import io.github.deviceplugin4j.api.drahealth.v1.HealthStatus;
-import io.github.deviceplugin4j.api.drahealth.v1.NodeWatchResourcesResponse;
-import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
 import io.github.deviceplugin4j.examples.fixtures.DflFixture;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraConfig;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraDriver;
+import io.github.deviceplugin4j.testkit.DraClaim;
+import io.github.deviceplugin4j.testkit.DraClaimResult;
+import io.github.deviceplugin4j.testkit.DraDeviceHealth;
+import io.github.deviceplugin4j.testkit.DraRegistration;
+import io.github.deviceplugin4j.testkit.DraResult;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,8 +31,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Level;
@@ -43,11 +40,13 @@ import java.util.stream.Collectors;
 /**
  * The demo's DRA part: the FPGA example's backend served as a DRA driver ({@link FpgaDraDriver}) on
  * the same simulated node, with fabric8's mock API server (CRUD mode, real HTTP on loopback) as the
- * API server and the demo playing the scheduler and the kubelet.
+ * API server, the demo playing the scheduler, and the testkit's fake kubelet (its DRA side) finding
+ * the driver in the plugins registry, preparing and unpreparing the claim and watching health.
  */
 final class DraDemo {
   static final String NODE = "demo-node";
   static final String NAMESPACE = "demo";
+  static final String POD_UID = "demo-accel-pod-uid";
 
   // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
   private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
@@ -69,14 +68,18 @@ final class DraDemo {
             new KubernetesCrudDispatcher(),
             false);
     api.init();
+    Path dra = work.resolve("dra");
     try (KubernetesClient client = api.createClient();
-        DraKubelet kubelet = new DraKubelet()) {
+        FakeKubelet kubelet =
+            FakeKubelet.builder()
+                .pluginDir(dra.resolve("device-plugins"))
+                .registryDir(dra.resolve("registry"))
+                .start()) {
       client
           .nodes()
           .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
           .create();
       demo.step("api", "mock API server (fabric8, CRUD) on " + client.getMasterUrl());
-      Path dra = work.resolve("dra");
       FpgaDraConfig config =
           FpgaDraConfig.parse(
               new String[] {
@@ -96,15 +99,17 @@ final class DraDemo {
                   .pluginDir(config.pluginDir())
                   .registryDir(config.registryDir())
                   .start()) {
-        PluginInfo info = kubelet.getInfo(host.registrationSocket());
+        DraRegistration registered = kubelet.awaitDraRegistration(config.driverName(), Demo.WAIT);
+        if (!registered.endpoint().equals(host.draSocket().toString())) {
+          throw new IllegalStateException("the kubelet registered another endpoint: " + registered);
+        }
         demo.step(
             "dra",
             String.format(
-                "driver %s registers as %s, endpoint %s, services %s",
-                info.getName(),
-                info.getType(),
-                Path.of(info.getEndpoint()).getFileName(),
-                String.join(", ", info.getSupportedVersionsList())));
+                "driver %s registers as DRAPlugin, endpoint %s, the kubelet chose service %s",
+                registered.driver(),
+                Path.of(registered.endpoint()).getFileName(),
+                registered.service()));
 
         // Slices published from the backend's ports.
         await(() -> devices(client).size() == 3, "3 devices in the ResourceSlices");
@@ -142,23 +147,16 @@ final class DraDemo {
                 NODE,
                 Demo.AFU_A.substring(0, 8)));
 
-        BlockingQueue<NodeWatchResourcesResponse> health = kubelet.watchHealth(host.draSocket());
-        Claim wire =
-            Claim.newBuilder()
-                .setNamespace(NAMESPACE)
-                .setName(claim.getMetadata().getName())
-                .setUid(uid)
-                .build();
-        NodePrepareResourceResponse prepared =
-            kubelet.prepare(host.draSocket(), wire).getClaimsOrThrow(uid);
-        if (!prepared.getError().isEmpty()) {
-          throw new IllegalStateException("prepare failed: " + prepared.getError());
+        DraClaim wire = new DraClaim(NAMESPACE, uid, claim.getMetadata().getName());
+        DraResult prepared = kubelet.prepareResources(POD_UID, config.driverName(), List.of(wire));
+        if (!prepared.ok()) {
+          throw new IllegalStateException("prepare failed: " + prepared.kubeletError().get());
         }
         demo.step(
             "kubelet",
             "NodePrepareResources: CDI devices "
-                + prepared.getDevicesList().stream()
-                    .flatMap(d -> d.getCdiDeviceIdsList().stream())
+                + prepared.claim(uid).devices().stream()
+                    .flatMap(d -> d.cdiDeviceIds().stream())
                     .collect(Collectors.joining(", ")));
         Path spec = driver.cdiSpecFile(uid);
         demo.step("dra", "wrote CDI spec " + spec.getFileName() + ":");
@@ -169,15 +167,17 @@ final class DraDemo {
         fpga.portErrors(port, "0x1");
         long faulted = System.nanoTime();
         demo.step("sysfs", "dfl-port." + port + " reports errors (errors/errors = 0x1)");
-        DeviceHealth sick = awaitHealth(health, picked.getName(), HealthStatus.UNHEALTHY);
+        DraDeviceHealth sick =
+            awaitHealth(
+                kubelet, config.driverName(), picked.getName(), DraDeviceHealth.Status.UNHEALTHY);
         demo.step(
             "kubelet",
             String.format(
                 "health stream: %s %s after %d ms (%s)",
                 picked.getName(),
-                sick.getHealth(),
+                sick.status(),
                 (System.nanoTime() - faulted) / 1_000_000,
-                sick.getMessage()));
+                sick.message()));
         await(() -> devices(client).size() == 2, "the unhealthy port left out of the slices");
         demo.step(
             "api",
@@ -187,15 +187,15 @@ final class DraDemo {
                 + slices(client).get(0).getSpec().getPool().getGeneration()
                 + ": the unhealthy port cannot be allocated");
         fpga.portErrors(port, "0x0");
-        awaitHealth(health, picked.getName(), HealthStatus.HEALTHY);
+        awaitHealth(kubelet, config.driverName(), picked.getName(), DraDeviceHealth.Status.HEALTHY);
         demo.step("kubelet", "health stream: " + picked.getName() + " HEALTHY again");
 
-        NodeUnprepareResourceResponse unprepared =
-            kubelet.unprepare(host.draSocket(), wire).getClaimsOrThrow(uid);
+        DraClaimResult unprepared =
+            kubelet.unprepareResources(POD_UID, config.driverName()).claim(uid);
         demo.step(
             "kubelet",
             "NodeUnprepareResources: "
-                + (unprepared.getError().isEmpty() ? "ok" : unprepared.getError())
+                + (unprepared.ok() ? "ok" : unprepared.error())
                 + ", CDI spec "
                 + (Files.exists(spec) ? "still there" : "removed"));
       }
@@ -289,26 +289,19 @@ final class DraDemo {
         .updateStatus();
   }
 
-  /** The next health message in which the device has the given status. */
-  private static DeviceHealth awaitHealth(
-      BlockingQueue<NodeWatchResourcesResponse> queue, String device, HealthStatus wanted)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + Demo.WAIT.toNanos();
-    while (true) {
-      NodeWatchResourcesResponse r =
-          queue.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      if (r == null) {
-        throw new IllegalStateException("no " + wanted + " health for " + device + " in time");
-      }
-      Optional<DeviceHealth> h =
-          r.getDevicesList().stream()
-              .filter(d -> d.getDevice().getDeviceName().equals(device))
-              .filter(d -> d.getHealth() == wanted)
-              .findFirst();
-      if (h.isPresent()) {
-        return h.get();
-      }
-    }
+  /** Waits until the fake kubelet's health stream reports the device with the given status. */
+  private static DraDeviceHealth awaitHealth(
+      FakeKubelet kubelet, String driver, String device, DraDeviceHealth.Status wanted) {
+    return kubelet
+        .awaitDraDeviceHealth(
+            driver,
+            list ->
+                list.stream().anyMatch(h -> h.deviceName().equals(device) && h.status() == wanted),
+            Demo.WAIT)
+        .stream()
+        .filter(h -> h.deviceName().equals(device))
+        .findFirst()
+        .orElseThrow();
   }
 
   /** Polls the API server (state it keeps, no event to wait on) until the condition holds. */

@@ -1,0 +1,161 @@
+package io.github.deviceplugin4j.examples.fpgadra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.github.deviceplugin4j.dra.BackendDevices;
+import io.github.deviceplugin4j.dra.BackendDriver;
+import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.dra.testkit.DraCluster;
+import io.github.deviceplugin4j.dra.testkit.DraTest;
+import io.github.deviceplugin4j.testkit.DraClaim;
+import io.github.deviceplugin4j.testkit.DraDeviceHealth;
+import io.github.deviceplugin4j.testkit.DraResult;
+import io.github.deviceplugin4j.testkit.FakeKubelet;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The FPGA DRA driver on a whole simulated node from {@code @DraTest}: the fake kubelet finds it in
+ * the plugins registry, prepares and unprepares a claim the test allocated in the mock API server,
+ * and sees a port turn unhealthy.
+ */
+// tag::draTest[]
+@DraTest
+class FpgaDraOnKubeletTest {
+  private static final String DRIVER = FpgaDraConfig.DEFAULT_DRIVER_NAME;
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  @TempDir Path root; // the node's sysfs and /dev
+  DraCluster cluster; // set by @DraTest before each test: kubelet, API server, client, node name
+
+  @Test
+  void aClaimIsPreparedForAPodAndUnpreparedAfterIt() throws Exception {
+    DraTestNode node = new DraTestNode(root);
+    FakeKubelet kubelet = cluster.kubelet();
+    BackendDriver driver =
+        FpgaDraDriver.builder(config()).kubernetesClient(cluster.client()).build();
+    driver.start();
+    try (driver;
+        DraPluginHost host =
+            DraPluginHost.builder(DRIVER, driver)
+                .pluginDir(cluster.pluginDir(DRIVER))
+                .registryDir(cluster.registryDir())
+                .start()) {
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      String port0 = BackendDevices.deviceName("dfl-port.0");
+      ResourceClaim claim = allocate("accel", port0); // the test plays the scheduler
+      String uid = claim.getMetadata().getUid();
+
+      DraResult prepared =
+          kubelet.prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "accel")));
+
+      assertThat(prepared.ok()).as("%s", prepared).isTrue();
+      assertThat(prepared.claim(uid).devices())
+          .singleElement()
+          .satisfies(
+              d ->
+                  assertThat(d.cdiDeviceIds())
+                      .containsExactly(DRIVER + "/port=" + uid + "-" + port0));
+      assertThat(driver.cdiSpecFile(uid)).exists();
+
+      node.fpga.portErrors(0, "0x1");
+      kubelet.awaitDraDeviceHealth(
+          DRIVER,
+          list ->
+              list.stream()
+                  .anyMatch(
+                      h ->
+                          h.deviceName().equals(port0)
+                              && h.status() == DraDeviceHealth.Status.UNHEALTHY),
+          WAIT);
+
+      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
+      assertThat(driver.cdiSpecFile(uid)).doesNotExist();
+    }
+  }
+
+  // end::draTest[]
+
+  @Test
+  void theDriverIsRegisteredAgainAfterAKubeletRestart() {
+    new DraTestNode(root);
+    BackendDriver driver =
+        FpgaDraDriver.builder(config()).kubernetesClient(cluster.client()).build();
+    driver.start();
+    try (driver;
+        DraPluginHost host =
+            DraPluginHost.builder(DRIVER, driver)
+                .pluginDir(cluster.pluginDir(DRIVER))
+                .registryDir(cluster.registryDir())
+                .start()) {
+      cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
+      var again = cluster.kubelet().awaitDraRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
+      assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  cluster
+                          .client()
+                          .dynamicResourceAllocation()
+                          .v1()
+                          .resourcesSlices()
+                          .list()
+                          .getItems()
+                          .size()
+                      == 1);
+    }
+  }
+
+  private FpgaDraConfig config() {
+    return FpgaDraConfig.parse(
+        new String[] {
+          "--root=" + root, "--poll-interval=100ms", "--cdi-dir=" + cluster.cdiDir(),
+        },
+        Map.of("NODE_NAME", cluster.nodeName()));
+  }
+
+  /** Creates a claim and writes its allocation into the status, as the scheduler does. */
+  private ResourceClaim allocate(String name, String device) {
+    var claims =
+        cluster.client().dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
+    ResourceClaim created =
+        claims
+            .resource(
+                new ResourceClaimBuilder()
+                    .withNewMetadata()
+                    .withName(name)
+                    .withNamespace("team-a")
+                    .endMetadata()
+                    .withNewSpec()
+                    .endSpec()
+                    .build())
+            .create();
+    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
+    result.setRequest("port");
+    result.setDriver(DRIVER);
+    result.setPool(cluster.nodeName());
+    result.setDevice(device);
+    return claims
+        .resource(
+            new ResourceClaimBuilder(created)
+                .withNewStatus()
+                .withNewAllocation()
+                .withNewDevices()
+                .withResults(result)
+                .endDevices()
+                .endAllocation()
+                .endStatus()
+                .build())
+        .updateStatus();
+  }
+}

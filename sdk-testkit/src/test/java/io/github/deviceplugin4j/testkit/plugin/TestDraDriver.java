@@ -123,7 +123,7 @@ public final class TestDraDriver implements AutoCloseable {
   }
 
   /** Reports a device's health to every open NodeWatchResources stream. */
-  public void setHealth(String device, HealthStatus status, String message) {
+  public synchronized void setHealth(String device, HealthStatus status, String message) {
     deviceHealth.put(
         device,
         DeviceHealth.newBuilder()
@@ -218,10 +218,14 @@ public final class TestDraDriver implements AutoCloseable {
     @Override
     public void nodeWatchResources(
         NodeWatchResourcesRequest request, StreamObserver<NodeWatchResourcesResponse> out) {
-      synchronized (out) {
-        out.onNext(snapshot());
+      // The stream is known before its first list goes out, under the lock setHealth holds: a
+      // change made meanwhile is in that list or sent after it, never lost between the two.
+      synchronized (TestDraDriver.this) {
+        watchers.add(out);
+        synchronized (out) {
+          out.onNext(snapshot());
+        }
       }
-      watchers.add(out);
     }
   }
 

@@ -289,12 +289,15 @@ final class LegacyRegistration extends SocketRegistration {
             });
   }
 
-  /** Whether the kubelet.sock an attempt used is replaced, gone, or no longer accepts. */
+  /**
+   * Whether the kubelet.sock an attempt used is replaced, gone, or a socket nobody listens on (not
+   * something else in its place: that stays an error to fix).
+   */
   private boolean kubeletGone(SocketFiles.Identity used) {
     SocketFiles.Identity now = SocketFiles.identity(ctx.kubeletSocket);
     return now == null
         || !SocketFiles.sameFile(now, used)
-        || !SocketFiles.isLive(ctx.kubeletSocket);
+        || (SocketFiles.isSocket(ctx.kubeletSocket) && !SocketFiles.isLive(ctx.kubeletSocket));
   }
 
   private static DevicePluginException asPluginException(Throwable error) {

@@ -134,9 +134,17 @@ final class ExampleNode {
 
   /** Starts a plugin process in legacy mode on a plugin directory. */
   Process start(Plugin plugin, Path pluginDir, Path log) {
+    return start(plugin, pluginDir, work.resolve("no-registry"), log);
+  }
+
+  /**
+   * Starts a plugin process in its default (AUTO) registration mode: plugin watcher mode when the
+   * registry directory exists.
+   */
+  Process start(Plugin plugin, Path pluginDir, Path registryDir, Path log) {
     ProcessBuilder pb = new ProcessBuilder(command(plugin));
     pb.environment().put("DEVICE_PLUGIN_DIR", pluginDir.toString());
-    pb.environment().put("PLUGINS_REGISTRY_DIR", work.resolve("no-registry").toString());
+    pb.environment().put("PLUGINS_REGISTRY_DIR", registryDir.toString());
     pb.redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
     try {

@@ -48,7 +48,27 @@ class HandoverProcessTest {
   @Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
   void rollingUpdateWithSurge_atMostOneShortUnhealthyWindow(String signal, KubeletProfile profile)
       throws Exception {
+    rollingUpdate(signal, profile, false);
+  }
+
+  /**
+   * The same rolling update in plugin watcher mode: each instance serves its own socket in the
+   * registry directory; when the old one stops, the new one moves to a fresh socket name at once
+   * (the real kubelet's plugin watcher registers it at its next reconcile pass, within a second;
+   * the fake registers it when it sees it).
+   */
+  @ParameterizedTest(name = "plugin watcher mode, old instance stopped by {0}, kubelet {1}")
+  @CsvSource({"SIGTERM, V1_27", "SIGKILL, V1_27", "SIGTERM, LATEST", "SIGKILL, LATEST"})
+  @Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+  void rollingUpdateWithSurge_pluginWatcherMode_atMostOneShortUnhealthyWindow(
+      String signal, KubeletProfile profile) throws Exception {
+    rollingUpdate(signal, profile, true);
+  }
+
+  private void rollingUpdate(String signal, KubeletProfile profile, boolean watcher)
+      throws Exception {
     Path pluginDir = tmp.resolve("dp");
+    Path registryDir = Files.createDirectories(tmp.resolve("reg"));
     // Each pod has its own container file system (its ready file); the plugin directory is shared.
     ExampleNode oldPod = new ExampleNode(Files.createDirectories(tmp.resolve("old")));
     ExampleNode newPod = new ExampleNode(Files.createDirectories(tmp.resolve("new")));
@@ -56,15 +76,24 @@ class HandoverProcessTest {
     Path newLog = tmp.resolve("new.log");
     Process old = null;
     Process fresh = null;
-    try (FakeKubelet kubelet =
-        FakeKubelet.builder().pluginDir(pluginDir).profile(profile).start()) {
+    FakeKubelet.Builder builder = FakeKubelet.builder().pluginDir(pluginDir).profile(profile);
+    if (watcher) {
+      builder.registryDir(registryDir);
+    }
+    try (FakeKubelet kubelet = builder.start()) {
       Mark begin = kubelet.mark();
-      old = oldPod.start(PLUGIN, pluginDir, oldLog);
+      old =
+          watcher
+              ? oldPod.start(PLUGIN, pluginDir, registryDir, oldLog)
+              : oldPod.start(PLUGIN, pluginDir, oldLog);
       Registration first = awaitRegistration(kubelet, begin, old, oldLog);
       kubelet.awaitDevices(PLUGIN.resource, HandoverProcessTest::allHealthy, START);
 
       Mark surge = kubelet.mark();
-      fresh = newPod.start(PLUGIN, pluginDir, newLog);
+      fresh =
+          watcher
+              ? newPod.start(PLUGIN, pluginDir, registryDir, newLog)
+              : newPod.start(PLUGIN, pluginDir, newLog);
       Registration second = awaitRegistration(kubelet, surge, fresh, newLog);
       double takeOverMs = (second.nanos() - surge.nanos()) / 1e6;
       assertThat(second.endpoint()).isNotEqualTo(first.endpoint());
@@ -103,10 +132,11 @@ class HandoverProcessTest {
       Figures.print(
           String.format(
               Locale.ROOT,
-              "handover %s %s kubelet=%s: newInstanceRegistered=%.0fms (JVM start included)"
+              "handover %s%s %s kubelet=%s: newInstanceRegistered=%.0fms (JVM start included)"
                   + " oldExit=%s after=%.0fms unhealthyWindows=%d windowMs=%s causes=%s endpoints: old=%s"
                   + " new=%s",
               PLUGIN.module,
+              watcher ? " plugin-watcher" : "",
               signal,
               profile,
               takeOverMs,
@@ -128,7 +158,20 @@ class HandoverProcessTest {
       assertThat(windows).as("unhealthy windows in one rollout").hasSize(1);
       // Without the handover the window lasts until the 5 s safety check registers again.
       assertThat(windows.get(0).duration()).as("window").isLessThan(Duration.ofSeconds(2));
-      assertThat(third.endpoint()).isEqualTo(second.endpoint());
+      if (watcher) {
+        // The new instance moved to a fresh socket name so the plugin watcher registers it again.
+        assertThat(third.endpoint()).isNotEqualTo(second.endpoint());
+        assertThat(third.mode()).isEqualTo(Registration.Mode.PLUGIN_WATCHER);
+        try (var files = Files.list(registryDir)) {
+          assertThat(files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".sock")))
+              .as(
+                  "sockets left in the registry directory; log:\n%s",
+                  PluginProcessTest.read(newLog))
+              .containsExactly(Path.of(third.endpoint()).getFileName().toString());
+        }
+      } else {
+        assertThat(third.endpoint()).isEqualTo(second.endpoint());
+      }
       kubelet.awaitDevices(PLUGIN.resource, HandoverProcessTest::allHealthy, START);
       assertThat(fresh.isAlive()).isTrue();
       assertThat(PluginProcessTest.read(newLog))

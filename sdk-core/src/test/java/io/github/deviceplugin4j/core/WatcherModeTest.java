@@ -118,6 +118,56 @@ class WatcherModeTest {
     assertThat(log.count("re-creating")).isZero();
   }
 
+  /**
+   * A rolling update with surge in plugin watcher mode: the second instance serves a registry
+   * socket of its own name and registers; the first one, replaced, stops registering; when it
+   * closes, the second moves to a fresh socket name, which the plugin watcher registers: one
+   * unhealthy window, no socket left but the second's.
+   */
+  @Test
+  void secondInstance_takesOverAndRegistersAgainWhenTheFirstStops() throws Exception {
+    FakeKubelet kubelet = kubelet(registryDir());
+    DevicePluginHost first = host(RegistrationMode.PLUGIN_WATCHER, b -> b);
+    Registration r1 = kubelet.awaitRegistration(RESOURCE, WAIT);
+    await().atMost(WAIT).until(first::isReady);
+    var begin = kubelet.mark();
+
+    DevicePluginHost second =
+        closeLater(
+            DevicePluginHost.builder()
+                .pluginDir(pluginDir())
+                .registryDir(registryDir())
+                .registrationMode(RegistrationMode.PLUGIN_WATCHER)
+                .backend(TestBackend.of(RESOURCE, "d0"))
+                .start());
+    Path secondSocket = second.status(RESOURCE).socket();
+    assertThat(secondSocket).isNotEqualTo(first.status(RESOURCE).socket());
+    Registration r2 = kubelet.awaitRegistration(RESOURCE, begin, WAIT);
+    assertThat(r2.endpoint()).isEqualTo(secondSocket.toString());
+    await().atMost(WAIT).until(() -> second.isReady() && !first.status(RESOURCE).registered());
+    assertThat(kubelet.unhealthyWindows(RESOURCE, begin)).isEmpty();
+
+    var stop = kubelet.mark();
+    first.close();
+    Registration r3 = kubelet.awaitRegistration(RESOURCE, stop, WAIT);
+    Path moved = second.status(RESOURCE).socket();
+    assertThat(moved).isNotEqualTo(secondSocket);
+    assertThat(r3.endpoint()).isEqualTo(moved.toString());
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                second.isReady()
+                    && kubelet.unhealthyWindows(RESOURCE, stop).size() == 1
+                    && !kubelet.unhealthyWindows(RESOURCE, stop).get(0).open());
+    await()
+        .during(QUIET)
+        .atMost(QUIET.plus(WAIT))
+        .until(() -> kubelet.unhealthyWindows(RESOURCE, stop).size() == 1);
+    assertThat(TestSupport.sockets(registryDir())).containsExactly(moved);
+    assertThat(r1.endpoint()).isNotEqualTo(r3.endpoint());
+  }
+
   @Test
   void kubeletRestart_reCreatesNoSocket() throws Exception {
     FakeKubelet kubelet = kubelet(registryDir());

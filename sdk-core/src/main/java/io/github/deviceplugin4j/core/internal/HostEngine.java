@@ -255,7 +255,7 @@ public final class HostEngine implements AutoCloseable {
       if (dir.equals(config.pluginDir()) && name.equals(EngineConfig.KUBELET_SOCKET)) {
         LOG.debug("{} created", dir.resolve(name));
         plugins.values().forEach(ResourcePlugin::kubeletSocketCreated);
-      } else if (dir.equals(config.pluginDir())) {
+      } else if (dir.equals(config.pluginDir()) || dir.equals(config.registryDir())) {
         // perhaps a newer instance of a resource taking over (a rolling update)
         plugins.values().forEach(p -> p.pluginDirFileCreated(name));
       }
@@ -279,7 +279,7 @@ public final class HostEngine implements AutoCloseable {
     @Override
     public void rescan(Path dir) {
       safetyCheck();
-      if (dir.equals(config.pluginDir())) {
+      if (dir.equals(config.pluginDir()) || dir.equals(config.registryDir())) {
         plugins.values().forEach(ResourcePlugin::rescanInstances);
       }
       // Events were lost (overflow) or the directory came back: a kubelet.sock present now counts

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -48,6 +49,40 @@ final class InstanceSockets {
     return !fileName.equals(own)
         && fileName.startsWith(base)
         && INSTANCE.matcher(fileName.substring(base.length())).matches();
+  }
+
+  /**
+   * Sockets of this resource that no process serves any more (an instance killed before it could
+   * remove its file): the resource's own name or another instance's name, not this one's.
+   *
+   * @param own this instance's socket name
+   * @return their paths
+   */
+  List<Path> stale(String own) {
+    return others(own).stream().filter(p -> !SocketFiles.isLive(p)).toList();
+  }
+
+  /**
+   * The sockets of this resource other than this instance's: the resource's own name and other
+   * instances' names, live or not.
+   *
+   * @param own this instance's socket name
+   * @return their paths
+   */
+  List<Path> others(String own) {
+    String canonical = base + SUFFIX;
+    try (Stream<Path> files = Files.list(dir)) {
+      return files
+          .filter(
+              p -> {
+                String f = p.getFileName().toString();
+                return f.equals(canonical) ? !f.equals(own) : isOtherInstance(f, own);
+              })
+          .filter(SocketFiles::isSocket)
+          .toList();
+    } catch (IOException | RuntimeException e) {
+      return List.of();
+    }
   }
 
   /**

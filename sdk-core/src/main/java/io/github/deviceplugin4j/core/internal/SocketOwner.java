@@ -56,6 +56,33 @@ final class SocketOwner {
     return new SocketOwner(other, shared, services);
   }
 
+  /**
+   * An owner of another socket path that takes this one's servers over as superseded: ours stops
+   * accepting and its file is removed, but every open connection stays (the kubelet takes the
+   * resource offline when one of its streams ends). This owner is done afterwards. The new path is
+   * not served yet: call {@link #replace()} on the result.
+   *
+   * @param other the new path
+   * @return the new owner
+   */
+  synchronized SocketOwner moveTo(Path other) {
+    SocketOwner next = new SocketOwner(other, shared, services);
+    closed = true;
+    if (standby != null) {
+      standby.discard();
+      standby = null;
+    }
+    if (server != null) {
+      server.removeFileIfOurs();
+      server.retire();
+      next.superseded.add(server);
+      server = null;
+    }
+    next.superseded.addAll(superseded);
+    superseded.clear();
+    return next;
+  }
+
   /** Whether a server runs and the file at the path is still its socket. */
   synchronized boolean stillOurs() {
     return server != null && server.stillOurs();

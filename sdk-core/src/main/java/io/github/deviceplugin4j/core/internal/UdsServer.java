@@ -286,6 +286,17 @@ public final class UdsServer {
     server.shutdown();
   }
 
+  /** Removes the socket file if it is still this server's (the server keeps running). */
+  void removeFileIfOurs() {
+    if (stillOurs()) {
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        LOG.warn("Could not remove socket {}: {}", path, e.toString());
+      }
+    }
+  }
+
   /**
    * Whether the server has stopped and every connection is gone.
    *

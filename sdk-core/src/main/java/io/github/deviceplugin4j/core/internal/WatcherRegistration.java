@@ -6,6 +6,7 @@ import io.github.deviceplugin4j.core.RegistrationMode;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +25,17 @@ import java.util.function.LongConsumer;
  * watcher that has not asked for the socket {@link EngineConfig#watcherFallback()} after the start
  * (or after {@code kubelet.sock} appeared), while {@code kubelet.sock} exists, hands the resource
  * to legacy registration instead.
+ *
+ * <p>Rolling updates with surge: a {@link Lease} in the registry directory's {@code
+ * .deviceplugin4j} directory (the plugin watcher ignores names starting with a dot) orders two
+ * instances of the resource. A newer instance that finds it held serves a socket of its own name
+ * ({@code vendor.example.com_fpga-1a2b3c4d.sock}); the plugin watcher registers it and it becomes
+ * the kubelet's endpoint. The old instance sees that socket, stops registering and keeps its
+ * connections until it stops. When it stops, the end of its connection makes the kubelet disconnect
+ * the resource by name; the newer instance, given the lease at that moment, moves to a fresh socket
+ * name at once (first removing the old one, so the kubelet unregisters that before it registers the
+ * new one): the plugin watcher registers it at its next pass, so the resource is offline for about
+ * the kubelet's reconcile period (1 s) at most.
  */
 final class WatcherRegistration extends SocketRegistration {
 
@@ -42,7 +54,18 @@ final class WatcherRegistration extends SocketRegistration {
     RECREATE
   }
 
+  /** How often, and how many times, to look whether the previous instance stopped listening. */
+  private static final Duration PREVIOUS_EXIT_POLL = Duration.ofMillis(5);
+
+  private static final int PREVIOUS_EXIT_WAITS = 100;
+
   private final LongConsumer fallback;
+  private final InstanceSockets instances;
+
+  // Touched only on the control executor (or before start / after close).
+  private Lease lease;
+  private String newerInstance;
+  private volatile boolean replaced;
 
   // Touched only on the control executor.
   private ScheduledFuture<?> pending;
@@ -80,6 +103,7 @@ final class WatcherRegistration extends SocketRegistration {
     this.owner =
         new SocketOwner(
             ctx.config.registryDir().resolve(EngineConfig.socketName(name)), ctx.shared, services);
+    this.instances = new InstanceSockets(ctx.config.registryDir(), EngineConfig.socketName(name));
   }
 
   @Override
@@ -89,18 +113,149 @@ final class WatcherRegistration extends SocketRegistration {
 
   @Override
   public boolean replaced() {
-    return false;
+    return replaced;
   }
 
   @Override
   public void start() throws IOException {
+    boolean successor = !takeLease();
     owner.replace();
     LOG.info("Serving {} on {} (plugin watcher mode)", name, owner.socket());
+    if (successor) {
+      lease.acquireLater(name, () -> ctx.control.execute(this::leaseAcquired));
+    }
+  }
+
+  // -------------------------------------------------------------------------------- handover
+
+  /**
+   * Takes the serving lease, or, when another instance of this resource holds it (a rolling update
+   * with surge), prepares a socket name of this instance's own.
+   *
+   * @return true when this instance holds the lease
+   */
+  private boolean takeLease() throws IOException {
+    lease = Lease.open(ctx.config.registryDir(), EngineConfig.socketName(name));
+    if (lease.tryAcquire()) {
+      return true;
+    }
+    String own = instances.newInstanceName();
+    owner = owner.at(ctx.config.registryDir().resolve(own));
+    LOG.info(
+        "{}: another instance holds the lease {}; taking over: serving {} for the kubelet's plugin"
+            + " watcher (the newest registration wins at the kubelet)",
+        name,
+        lease.path(),
+        own);
+    return false;
+  }
+
+  /** The previous instance is gone (it released the lease, or died): register again at once. */
+  private void leaseAcquired() {
+    leaseAcquired(0);
+  }
+
+  private void leaseAcquired(int waits) {
+    if (ctx.closed() || stopped) {
+      return;
+    }
+    String own = owner.socket().getFileName().toString();
+    boolean previousStillListening = instances.others(own).stream().anyMatch(SocketFiles::isLive);
+    if (previousStillListening && waits < PREVIOUS_EXIT_WAITS) {
+      // The lock goes with the process's files: a killed process may release it a moment before
+      // its listening socket. Its file is removed below only once nothing listens on it.
+      ctx.schedule(() -> leaseAcquired(waits + 1), PREVIOUS_EXIT_POLL);
+      return;
+    }
+    LOG.info(
+        "{}: the previous instance released {}; the end of its connection made the kubelet"
+            + " disconnect the resource: registering again at once",
+        name,
+        lease.path());
+    ctx.markLost("the previous instance stopped (rolling update)", null);
+    // A killed instance left its socket behind: removed before this one's new socket appears, so
+    // the kubelet unregisters it first (a kubelet up to v1.36 unregisters by resource name, which
+    // would disconnect the newest registration instead).
+    for (Path stale : instances.stale(owner.socket().getFileName().toString())) {
+      try {
+        Files.deleteIfExists(stale);
+        LOG.info("{}: removed {}, left behind by the previous instance", name, stale);
+      } catch (IOException e) {
+        LOG.warn("{}: cannot remove {}: {}", name, stale, e.toString());
+      }
+    }
+    moveToFreshSocket();
+  }
+
+  /**
+   * Serves the resource on a socket of a new name and removes the old one: the plugin watcher
+   * registers a new path at its next pass, whereas a socket re-created at the same path is first
+   * unregistered and registered only at the pass after. The old server keeps its connections.
+   */
+  private void moveToFreshSocket() {
+    Path next = ctx.config.registryDir().resolve(instances.newInstanceName());
+    Path previous = owner.socket();
+    owner = owner.moveTo(next);
+    contacted = false;
+    try {
+      owner.replace();
+      LOG.info("{}: serving {} instead of {} for the plugin watcher", name, next, previous);
+    } catch (IOException | RuntimeException e) {
+      ctx.failed(
+          new DevicePluginException(
+              "cannot serve " + name + " on " + next + ": " + ResourcePlugin.describe(e), e),
+          true);
+    }
+    restartKicks();
+  }
+
+  @Override
+  public void pluginDirFileCreated(String fileName) {
+    if (instances.isOtherInstance(fileName, owner.socket().getFileName().toString())) {
+      checkNewerInstance();
+    }
+  }
+
+  @Override
+  public void rescanInstances() {
+    checkNewerInstance();
+  }
+
+  /**
+   * The lease holder is replaced while a newer instance serves a socket of its own in the registry
+   * directory: it stops registering (the newer one is the kubelet's endpoint) but keeps its
+   * connections open until it stops, since closing them would take the resource offline.
+   */
+  private void checkNewerInstance() {
+    if (lease == null || !lease.held() || stopped) {
+      return;
+    }
+    String newer = instances.liveOther(owner.socket().getFileName().toString());
+    if (newer != null && !replaced) {
+      replaced = true;
+      newerInstance = newer;
+      ctx.unregistered();
+      RegistrationContext.cancel(pending);
+      pending = null;
+      LOG.info(
+          "{}: a newer instance serves {} for the plugin watcher; this one stops registering and"
+              + " keeps its connections open until it is stopped (SIGTERM), then hands over",
+          name,
+          newer);
+    } else if (newer == null && replaced) {
+      replaced = false;
+      LOG.warn(
+          "{}: the newer instance ({}) is gone while this one still runs; registering again",
+          name,
+          newerInstance);
+      newerInstance = null;
+      moveToFreshSocket();
+    }
   }
 
   @Override
   public void register(String reason) {
-    if (ctx.closed() || stopped) {
+    if (ctx.closed() || stopped || replaced) {
       return;
     }
     LOG.debug("{}: registration attempt ({})", name, reason);
@@ -146,7 +301,7 @@ final class WatcherRegistration extends SocketRegistration {
 
   /** Schedules the next kick, unless one is pending; each waits twice as long as the one before. */
   private void armKick() {
-    if (pending != null || ctx.closed() || stopped) {
+    if (pending != null || ctx.closed() || stopped || replaced) {
       return;
     }
     Duration delay = kickDelay;
@@ -174,7 +329,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   private void kick(Duration waited) {
-    if (ctx.closed() || stopped || ctx.registered()) {
+    if (ctx.closed() || stopped || replaced || ctx.registered()) {
       return;
     }
     long waitedNanos = System.nanoTime() - waitSince;
@@ -291,6 +446,10 @@ final class WatcherRegistration extends SocketRegistration {
   @Override
   public void safetyCheck() {
     owner.prune();
+    checkNewerInstance();
+    if (replaced) {
+      return;
+    }
     if (socketGoneOnCheck()) {
       return;
     }
@@ -309,6 +468,9 @@ final class WatcherRegistration extends SocketRegistration {
   public void streamsMissing() {
     // The kubelet went away (it restarts) or dropped the resource: its plugin watcher finds the
     // socket again by itself; re-creating it now would only deregister it once more.
+    if (replaced) {
+      return;
+    }
     lost("the kubelet has no device stream open");
     restartKicks();
   }
@@ -319,5 +481,11 @@ final class WatcherRegistration extends SocketRegistration {
     RegistrationContext.cancel(pending);
     pending = null;
     owner.close();
+    // A newer instance waiting for the lease registers again as soon as it is released, which
+    // must come after this instance's connections to the kubelet are closed: right after them.
+    Lease l = lease;
+    if (l != null) {
+      l.close();
+    }
   }
 }

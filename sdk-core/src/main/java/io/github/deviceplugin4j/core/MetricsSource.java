@@ -8,6 +8,7 @@ import java.io.OutputStream;
  * no metrics library; the {@code deviceplugin4j-micrometer} module provides one of these over
  * Micrometer's Prometheus registry.
  */
+@Experimental
 @FunctionalInterface
 public interface MetricsSource {
 

@@ -20,6 +20,7 @@ package io.github.deviceplugin4j.core;
  *     .start();
  * }</pre>
  */
+@Experimental
 public interface PluginObserver {
 
   /** The kubelet's calls on a device plugin socket, as reported in {@link Rpc#method()}. */

@@ -12,4 +12,7 @@
  * BackendDriver.builder("fpga.example.com", new FpgaBackend(Path.of("/"))).host().run();
  * }</pre>
  */
+@Experimental("follows resource.k8s.io/v1 and the kubelet's DRA plugin API, which still evolve")
 package io.github.deviceplugin4j.dra;
+
+import io.github.deviceplugin4j.core.Experimental;

@@ -34,14 +34,18 @@ public final class DocsTree {
   }
 
   /**
-   * The Markdown files whose snippets and links are checked: README.md and docs/*.md.
+   * The Markdown files whose snippets and links are checked: README.md, the project's records
+   * (CHANGELOG.md, CONTRIBUTING.md, SECURITY.md) and docs/*.md.
    *
    * @param root the repository root
-   * @return the files, README first, then docs/ in name order
+   * @return the files, README and the records first, then docs/ in name order
    */
   public static List<Path> markdown(Path root) {
     List<Path> files = new ArrayList<>();
     files.add(root.resolve("README.md"));
+    for (String record : List.of("CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md")) {
+      files.add(root.resolve(record));
+    }
     try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
       docs.filter(p -> p.getFileName().toString().endsWith(".md")).sorted().forEach(files::add);
     } catch (IOException e) {

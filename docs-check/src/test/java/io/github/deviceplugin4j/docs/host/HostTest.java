@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.docs.host;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.example.accel.AccelBackend;
+import com.example.accel.AccelPlugin;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
@@ -45,7 +46,7 @@ class HostTest {
   void theReadinessFileExistsWhileRegistered() throws Exception {
     Path ready = root.resolve("state/accel.ready");
     try (DevicePluginHost host =
-        ProductionMain.plugin(root, ready)
+        AccelPlugin.plugin(root, ready)
             .pluginDir(kubelet.pluginDir())
             .registrationMode(RegistrationMode.LEGACY)
             .start()) {

@@ -11,4 +11,7 @@
  *
  * <p>Results are SDK-owned records; no generated protobuf type appears in the API.
  */
+@Experimental("the kubelet's PodResources API still gains fields (dynamic resources, memory)")
 package io.github.deviceplugin4j.core.podresources;
+
+import io.github.deviceplugin4j.core.Experimental;

@@ -17,6 +17,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -26,12 +28,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The prepared claims of a driver, in a file of the plugin directory that every instance of the
  * driver shares. Written atomically (a temporary file, fsync, rename, fsync of the directory), so a
- * reader sees the old or the new content, never a mix. Format: a header line {@code
- * {"version":1,"sha256":"<hex>"}} and then a JSON array of claims whose bytes the checksum covers.
+ * reader sees the old or the new content, never a mix. The file has mode {@code 0600} (less if the
+ * umask says so) from its creation on. Format: a header line {@code {"version":1,"sha256":"<hex>"}}
+ * and then a JSON array of claims whose bytes the checksum covers.
  *
  * <p>Not thread-safe, and only consistent across processes under the driver's {@link ClaimLock}.
  * Reads are cached: the file is parsed again only when it was replaced since (another instance
@@ -41,6 +45,9 @@ public final class ClaimCheckpoint {
 
   /** The file name in the plugin directory. */
   public static final String FILE_NAME = "deviceplugin4j-claims.json";
+
+  private static final Set<PosixFilePermission> OWNER_ONLY =
+      PosixFilePermissions.fromString("rw-------");
 
   /** The format version this code writes and reads. */
   public static final int VERSION = 1;
@@ -106,12 +113,14 @@ public final class ClaimCheckpoint {
             + HexFormat.of().formatHex(sha256(body))
             + "\"}\n";
     Path temp = file.resolveSibling("." + FILE_NAME + ".tmp");
+    // A temporary file left by a crash may have other permissions: start from a new one, created
+    // 0600, so the checkpoint is never readable by anyone but its owner, not even for an instant.
+    Files.deleteIfExists(temp);
     try (FileChannel ch =
         FileChannel.open(
             temp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
+            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+            PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
       ByteBuffer buf = ByteBuffer.wrap(concat(header.getBytes(StandardCharsets.UTF_8), body));
       while (buf.hasRemaining()) {
         ch.write(buf);

@@ -8,9 +8,12 @@ import io.github.deviceplugin4j.dra.PreparedDevice;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,6 +56,23 @@ class ClaimCheckpointTest {
       assertThat(files.map(p -> p.getFileName().toString()))
           .containsExactly(ClaimCheckpoint.FILE_NAME);
     }
+  }
+
+  @Test
+  void theCheckpointIsReadableByItsOwnerOnlyEvenAfterACrashLeftALooserTemporaryFile()
+      throws IOException {
+    Path leftover = dir.resolve("." + ClaimCheckpoint.FILE_NAME + ".tmp");
+    Files.writeString(leftover, "half a write");
+    Files.setPosixFilePermissions(leftover, PosixFilePermissions.fromString("rw-rw-rw-"));
+
+    new ClaimCheckpoint(dir).write(twoClaims());
+
+    Set<PosixFilePermission> mode =
+        Files.getPosixFilePermissions(dir.resolve(ClaimCheckpoint.FILE_NAME));
+    assertThat(mode)
+        .isNotEmpty()
+        .isSubsetOf(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+    assertThat(new ClaimCheckpoint(dir).read()).containsExactlyEntriesOf(twoClaims());
   }
 
   @Test

@@ -169,6 +169,7 @@ public final class DevicePluginHost implements AutoCloseable {
 
     private final List<DeviceBackend> backends = new ArrayList<>();
     private final List<PluginListener> listeners = new ArrayList<>();
+    private final List<PluginObserver> observers = new ArrayList<>();
     private Path pluginDir;
     private Path registryDir;
     private RegistrationMode mode = RegistrationMode.AUTO;
@@ -257,6 +258,24 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder listener(PluginListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Adds an observer of every RPC, registration attempt, device list sent and discovery run, for
+     * metrics and tracing (the {@code deviceplugin4j-micrometer} module has one for Micrometer).
+     * Repeatable: observers are called in the order added. Without any, the core builds no events
+     * at all.
+     *
+     * <p>Observers are called on the core's threads, the gRPC event loop among them: they must
+     * return within microseconds and never block. One that throws is logged once per method and
+     * otherwise ignored; the call it observed is answered anyway.
+     *
+     * @param observer the observer
+     * @return this builder
+     */
+    public Builder observer(PluginObserver observer) {
+      observers.add(Objects.requireNonNull(observer, "observer"));
       return this;
     }
 
@@ -442,8 +461,8 @@ public final class DevicePluginHost implements AutoCloseable {
               Duration.ofMillis(20),
               maxMessageBytes,
               1,
-              new RequestDeadlines(
-                  allocateDeadline, preferredAllocationDeadline, preStartDeadline));
+              new RequestDeadlines(allocateDeadline, preferredAllocationDeadline, preStartDeadline),
+              new EngineConfig.Hooks(observers, List.of()));
       return new DevicePluginHost(HostEngine.start(config));
     }
 

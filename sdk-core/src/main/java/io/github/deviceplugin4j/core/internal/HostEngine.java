@@ -186,7 +186,9 @@ public final class HostEngine implements AutoCloseable {
   }
 
   private void startResources() {
-    Shared shared = new Shared(config, group, workers, timer, listeners);
+    Shared shared =
+        new Shared(
+            config, group, workers, timer, listeners, new Observers(config.hooks().observers()));
     for (DeviceBackend b : config.backends()) {
       ResourcePlugin plugin = new ResourcePlugin(b, mode, shared);
       plugins.put(plugin.resourceName(), plugin);

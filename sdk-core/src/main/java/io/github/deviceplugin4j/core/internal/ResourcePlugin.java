@@ -72,7 +72,9 @@ public final class ResourcePlugin implements PluginEndpoint {
             shared.timer(),
             config.coalesceWindow(),
             config.maxMessageBytes(),
-            new DeviceEvents());
+            new DeviceEvents(),
+            name,
+            shared.observers());
     this.requests =
         new RequestHandler(
             name,
@@ -121,6 +123,11 @@ public final class ResourcePlugin implements PluginEndpoint {
   @Override
   public RequestHandler requests() {
     return requests;
+  }
+
+  @Override
+  public Observers observers() {
+    return shared.observers();
   }
 
   /**

@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.StopSignals;
+import io.grpc.ServerInterceptor;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -170,6 +171,7 @@ public final class DevicePluginHost implements AutoCloseable {
     private final List<DeviceBackend> backends = new ArrayList<>();
     private final List<PluginListener> listeners = new ArrayList<>();
     private final List<PluginObserver> observers = new ArrayList<>();
+    private final List<ServerInterceptor> interceptors = new ArrayList<>();
     private Path pluginDir;
     private Path registryDir;
     private RegistrationMode mode = RegistrationMode.AUTO;
@@ -276,6 +278,33 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder observer(PluginObserver observer) {
       observers.add(Objects.requireNonNull(observer, "observer"));
+      return this;
+    }
+
+    /**
+     * Adds a gRPC interceptor to every resource's DevicePlugin service (the kubelet's calls), for
+     * tracing, auditing or refusing calls. Repeatable: the first interceptor added sees a call
+     * first. An interceptor that closes a call with its own status answers the kubelet with it; the
+     * plugin goes on serving the next call. The plugin watcher's registration service is not
+     * intercepted.
+     *
+     * <p>Calls run on the gRPC event loop: an interceptor must not block.
+     *
+     * <pre>{@code
+     * builder.interceptor(new ServerInterceptor() {
+     *   public <Q, R> ServerCall.Listener<Q> interceptCall(
+     *       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+     *     log.debug("kubelet calls {}", call.getMethodDescriptor().getFullMethodName());
+     *     return next.startCall(call, headers);
+     *   }
+     * });
+     * }</pre>
+     *
+     * @param interceptor the interceptor
+     * @return this builder
+     */
+    public Builder interceptor(ServerInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
       return this;
     }
 
@@ -462,7 +491,7 @@ public final class DevicePluginHost implements AutoCloseable {
               maxMessageBytes,
               1,
               new RequestDeadlines(allocateDeadline, preferredAllocationDeadline, preStartDeadline),
-              new EngineConfig.Hooks(observers, List.of()));
+              new EngineConfig.Hooks(observers, interceptors));
       return new DevicePluginHost(HostEngine.start(config));
     }
 

@@ -7,6 +7,8 @@ import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -105,9 +107,17 @@ public final class ResourcePlugin implements PluginEndpoint {
   private List<ServerServiceDefinition> devicePluginServices() {
     Map<String, ServerServiceDefinition> byName = new LinkedHashMap<>();
     for (ApiAdapter a : config.adapters()) {
-      byName.computeIfAbsent(a.serviceName(), n -> a.devicePluginService(this));
+      byName.computeIfAbsent(a.serviceName(), n -> intercepted(a.devicePluginService(this)));
     }
     return new ArrayList<>(byName.values());
+  }
+
+  /** The service with the vendor's interceptors, the first one added seeing a call first. */
+  private ServerServiceDefinition intercepted(ServerServiceDefinition service) {
+    List<ServerInterceptor> interceptors = config.hooks().interceptors();
+    return interceptors.isEmpty()
+        ? service
+        : ServerInterceptors.interceptForward(service, interceptors);
   }
 
   @Override

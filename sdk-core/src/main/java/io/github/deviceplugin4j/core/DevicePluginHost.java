@@ -169,6 +169,7 @@ public final class DevicePluginHost implements AutoCloseable {
   public static final class Builder {
 
     private final List<DeviceBackend> backends = new ArrayList<>();
+    private final List<Capabilities> capabilities = new ArrayList<>();
     private final List<PluginListener> listeners = new ArrayList<>();
     private final List<PluginObserver> observers = new ArrayList<>();
     private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -200,7 +201,29 @@ public final class DevicePluginHost implements AutoCloseable {
      * @return this builder
      */
     public Builder backend(DeviceBackend backend) {
+      return backend(backend, Capabilities.none());
+    }
+
+    /**
+     * Adds a resource whose {@link Allocator}, {@link PreferredAllocator} or {@link PreStartHook}
+     * is given here rather than implemented by the backend: a backend that decorates another one
+     * keeps its capabilities this way. A capability given here wins over the same one implemented
+     * by the backend; the others are still detected on the backend. {@link NonBlocking} is read
+     * from the object given here.
+     *
+     * <pre>{@code
+     * builder.backend(
+     *     new LoggingBackend(fpga),
+     *     Capabilities.builder().allocator(fpga).preStartHook(fpga).build());
+     * }</pre>
+     *
+     * @param backend the backend
+     * @param capabilities capabilities of this resource
+     * @return this builder
+     */
+    public Builder backend(DeviceBackend backend, Capabilities capabilities) {
       backends.add(Objects.requireNonNull(backend, "backend"));
+      this.capabilities.add(Objects.requireNonNull(capabilities, "capabilities"));
       return this;
     }
 
@@ -491,7 +514,7 @@ public final class DevicePluginHost implements AutoCloseable {
               maxMessageBytes,
               1,
               new RequestDeadlines(allocateDeadline, preferredAllocationDeadline, preStartDeadline),
-              new EngineConfig.Hooks(observers, interceptors));
+              new EngineConfig.Hooks(observers, interceptors, capabilities));
       return new DevicePluginHost(HostEngine.start(config));
     }
 

@@ -65,23 +65,40 @@ public record EngineConfig(
    *     built
    * @param interceptors applied to every resource's DevicePlugin service, the first one seeing a
    *     call first
+   * @param capabilities per backend, in the order of {@link EngineConfig#backends()}; shorter (or
+   *     empty): the rest have none
    */
   public record Hooks(
       List<io.github.deviceplugin4j.core.PluginObserver> observers,
-      List<io.grpc.ServerInterceptor> interceptors) {
+      List<io.grpc.ServerInterceptor> interceptors,
+      List<io.github.deviceplugin4j.core.Capabilities> capabilities) {
 
     /** Nothing plugged in. */
-    public static final Hooks NONE = new Hooks(List.of(), List.of());
+    public static final Hooks NONE = new Hooks(List.of(), List.of(), List.of());
 
     /**
      * Copies the lists.
      *
      * @param observers see {@link #observers()}
      * @param interceptors see {@link #interceptors()}
+     * @param capabilities see {@link #capabilities()}
      */
     public Hooks {
       observers = List.copyOf(observers);
       interceptors = List.copyOf(interceptors);
+      capabilities = List.copyOf(capabilities);
+    }
+
+    /**
+     * The capabilities given with a backend.
+     *
+     * @param index the backend's position in {@link EngineConfig#backends()}
+     * @return its capabilities, {@link io.github.deviceplugin4j.core.Capabilities#none()} if none
+     */
+    public io.github.deviceplugin4j.core.Capabilities capabilities(int index) {
+      return index < capabilities.size()
+          ? capabilities.get(index)
+          : io.github.deviceplugin4j.core.Capabilities.none();
     }
   }
 

@@ -189,8 +189,10 @@ public final class HostEngine implements AutoCloseable {
     Shared shared =
         new Shared(
             config, group, workers, timer, listeners, new Observers(config.hooks().observers()));
-    for (DeviceBackend b : config.backends()) {
-      ResourcePlugin plugin = new ResourcePlugin(b, mode, shared);
+    for (int i = 0; i < config.backends().size(); i++) {
+      ResourcePlugin plugin =
+          new ResourcePlugin(
+              config.backends().get(i), config.hooks().capabilities(i), mode, shared);
       plugins.put(plugin.resourceName(), plugin);
       plugin.start();
     }

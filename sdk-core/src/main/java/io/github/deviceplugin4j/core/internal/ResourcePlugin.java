@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.BackendException;
+import io.github.deviceplugin4j.core.Capabilities;
 import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DevicePluginException;
@@ -63,6 +64,19 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @param shared the host's shared resources
    */
   public ResourcePlugin(DeviceBackend backend, RegistrationMode mode, Shared shared) {
+    this(backend, Capabilities.none(), mode, shared);
+  }
+
+  /**
+   * A resource plugin with capabilities given on the builder; nothing runs until {@link #start()}.
+   *
+   * @param backend the vendor's backend
+   * @param capabilities capabilities that win over the backend's own
+   * @param mode the effective registration mode at the start
+   * @param shared the host's shared resources
+   */
+  public ResourcePlugin(
+      DeviceBackend backend, Capabilities capabilities, RegistrationMode mode, Shared shared) {
     this.name = backend.resourceName();
     this.shared = shared;
     this.config = shared.config();
@@ -81,6 +95,7 @@ public final class ResourcePlugin implements PluginEndpoint {
         new RequestHandler(
             name,
             backend,
+            capabilities,
             devices,
             shared.workers(),
             shared.timer(),

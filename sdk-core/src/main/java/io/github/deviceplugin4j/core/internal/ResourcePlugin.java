@@ -243,7 +243,8 @@ public final class ResourcePlugin implements PluginEndpoint {
         Optional.ofNullable(registration.lastError()),
         s.devices().size(),
         s.healthy(),
-        strategy.socket());
+        strategy.socket(),
+        s.unhealthyReasons());
   }
 
   /**

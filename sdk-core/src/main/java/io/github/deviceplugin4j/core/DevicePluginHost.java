@@ -127,6 +127,31 @@ public final class DevicePluginHost implements AutoCloseable {
   }
 
   /**
+   * Whether the host's threads still work, for a liveness probe: each resource's control loop
+   * (registration, file events, listeners) and discovery (the backend's {@code devices()}), the
+   * timer, and the gRPC event loop must each run a trivial task within {@code bound}. A backend
+   * whose {@code devices()} hangs, a listener that blocks, or a capability wrongly marked {@link
+   * NonBlocking} that blocks the event loop makes it fail, naming what is stuck; it passes again as
+   * soon as the thread is free. Blocks up to {@code bound}.
+   *
+   * @param bound how long each may take to run the task; e.g. 5 seconds
+   * @return passed, or what is stuck
+   */
+  public ProbeResult liveness(Duration bound) {
+    return engine.liveness(Builder.positive(bound, "bound"));
+  }
+
+  /**
+   * Whether every resource is registered with the kubelet and serving, for a readiness probe; the
+   * same as {@link #isReady()}, naming the resources that are not.
+   *
+   * @return passed, or which resources are not registered
+   */
+  public ProbeResult readiness() {
+    return engine.readiness();
+  }
+
+  /**
    * The registration mode in effect: {@link RegistrationMode#AUTO} resolved at the start, and
    * {@link RegistrationMode#LEGACY} once every resource has fallen back to legacy registration (see
    * {@link Builder#pluginWatcherFallback(Duration)}; each resource's mode is in {@link

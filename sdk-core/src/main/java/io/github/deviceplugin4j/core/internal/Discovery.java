@@ -118,6 +118,15 @@ final class Discovery {
         });
   }
 
+  /**
+   * Where the backend's {@code devices()} runs: a wedged call blocks it.
+   *
+   * @return the serial executor of the reads
+   */
+  java.util.concurrent.Executor reads() {
+    return reads;
+  }
+
   /** No more reads or publications. */
   void close() {
     closed = true;

@@ -115,7 +115,10 @@ public interface PluginObserver {
   default void onRpc(Rpc rpc) {}
 
   /**
-   * A registration attempt finished.
+   * A registration attempt finished: in legacy mode each {@code Register} call (and each attempt
+   * that could not serve the socket for it), in plugin watcher mode each {@code
+   * NotifyRegistrationStatus} of the kubelet, timed from its {@code GetInfo}. Waiting for a kubelet
+   * that is not there ({@code kubelet.sock} missing) is not an attempt.
    *
    * @param registration what happened
    */

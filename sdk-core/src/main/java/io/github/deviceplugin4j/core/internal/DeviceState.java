@@ -1,10 +1,12 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.Health;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -13,6 +15,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The device list of one resource and the ListAndWatch streams that watch it.
@@ -56,12 +60,16 @@ public final class DeviceState {
     void streamsGone();
   }
 
+  private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
+
   private final List<ApiAdapter> adapters;
   private final Executor serial;
   private final ScheduledExecutorService timer;
   private final long windowNanos;
   private final int maxMessageBytes;
   private final Events events;
+  private final String resource;
+  private final Observers observers;
   private final AtomicReference<List<Device>> pending = new AtomicReference<>();
   private final AtomicLong sequence = new AtomicLong();
   private final Set<Subscriber<?>> subscribers = ConcurrentHashMap.newKeySet();
@@ -87,6 +95,32 @@ public final class DeviceState {
       Duration window,
       int maxMessageBytes,
       Events events) {
+    this(adapters, serial, timer, window, maxMessageBytes, events, "", Observers.NONE);
+  }
+
+  /**
+   * A device state whose streams are observed.
+   *
+   * @param adapters every API version served
+   * @param serial where snapshots are processed, one at a time
+   * @param timer delays processing within the coalescing window
+   * @param window the coalescing window
+   * @param maxMessageBytes the largest ListAndWatch message allowed
+   * @param events where to report
+   * @param resource the resource name, for the observers
+   * @param observers told about streams and device lists sent
+   */
+  public DeviceState(
+      List<ApiAdapter> adapters,
+      Executor serial,
+      ScheduledExecutorService timer,
+      Duration window,
+      int maxMessageBytes,
+      Events events,
+      String resource,
+      Observers observers) {
+    this.resource = resource;
+    this.observers = observers;
     this.adapters = List.copyOf(adapters);
     this.serial = serial;
     this.timer = timer;
@@ -133,6 +167,24 @@ public final class DeviceState {
    */
   public void applyNow(List<Device> devices) {
     apply(new ArrayList<>(devices));
+  }
+
+  /**
+   * The resource name.
+   *
+   * @return the name given at construction
+   */
+  public String resource() {
+    return resource;
+  }
+
+  /**
+   * Who is told about streams and device lists sent.
+   *
+   * @return the observers
+   */
+  public Observers observers() {
+    return observers;
   }
 
   /**
@@ -185,6 +237,53 @@ public final class DeviceState {
     }
   }
 
+  /** The most health changes logged one line each for one list; the rest are counted. */
+  static final int MAX_HEALTH_LINES = 20;
+
+  /**
+   * Logs each device whose health changed between two lists, once, with its reason; a device that
+   * appears unhealthy counts as a change.
+   */
+  static void logHealthChanges(String resource, Snapshot previous, Snapshot next) {
+    List<String> lines = healthChanges(previous, next);
+    int shown = Math.min(lines.size(), MAX_HEALTH_LINES);
+    for (int i = 0; i < shown; i++) {
+      LOG.info("{}: {}", resource, lines.get(i));
+    }
+    if (lines.size() > shown) {
+      LOG.info("{}: ... and {} more device health changes", resource, lines.size() - shown);
+    }
+  }
+
+  /**
+   * The health changes between two lists, one text per device: {@code device "gpu1": Healthy ->
+   * Unhealthy (ECC errors)}.
+   *
+   * @param previous the list before
+   * @param next the list now
+   * @return one line per changed device, in the order of the new list
+   */
+  static List<String> healthChanges(Snapshot previous, Snapshot next) {
+    List<String> lines = new ArrayList<>();
+    Map<String, Device> before = previous.byId();
+    for (Device d : next.devices()) {
+      Device old = before.get(d.id());
+      Health was = old == null ? null : old.health();
+      if (was == d.health() || (was == null && d.isHealthy())) {
+        continue;
+      }
+      lines.add(
+          "device \""
+              + d.id()
+              + "\": "
+              + (was == null ? "(new)" : was.wireValue())
+              + " -> "
+              + d.health().wireValue()
+              + (d.unhealthyReason().isEmpty() ? "" : " (" + d.unhealthyReason() + ")"));
+    }
+    return lines;
+  }
+
   private synchronized void apply(List<Device> raw) {
     Validation.DeviceCheck check = Validation.checkDevices(raw);
     if (!check.problems().isEmpty()) {
@@ -215,6 +314,7 @@ public final class DeviceState {
     if (next.sameWire(previous) && previous.sequence() > 0) {
       return;
     }
+    logHealthChanges(resource, previous, next);
     lastChangeNanos = System.nanoTime();
     for (Subscriber<?> s : subscribers) {
       s.offer(next);

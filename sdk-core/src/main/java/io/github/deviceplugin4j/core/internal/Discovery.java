@@ -4,6 +4,7 @@ import io.github.deviceplugin4j.core.BackendException;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DeviceSink;
+import io.github.deviceplugin4j.core.PluginObserver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +33,8 @@ final class Discovery {
   private final AtomicBoolean rescanQueued = new AtomicBoolean();
   private final DeviceSink sink;
   private volatile boolean closed;
+  // Whether devices() has returned a list once: until then there is no "last good list".
+  private volatile boolean listed;
 
   /**
    * Discovery for a backend.
@@ -58,6 +61,7 @@ final class Discovery {
           public void publish(List<Device> snapshot) {
             Objects.requireNonNull(snapshot, "snapshot");
             if (!closed) {
+              listed = true;
               devices.publish(snapshot);
             }
           }
@@ -114,6 +118,15 @@ final class Discovery {
         });
   }
 
+  /**
+   * Where the backend's {@code devices()} runs: a wedged call blocks it.
+   *
+   * @return the serial executor of the reads
+   */
+  java.util.concurrent.Executor reads() {
+    return reads;
+  }
+
   /** No more reads or publications. */
   void close() {
     closed = true;
@@ -129,9 +142,26 @@ final class Discovery {
   }
 
   private List<Device> read() throws Exception {
-    List<Device> list = backend.devices();
-    if (list == null) {
-      throw new IllegalStateException("devices() returned null");
+    Observers observers = shared.observers();
+    long start = observers.enabled() ? System.nanoTime() : 0;
+    List<Device> list;
+    try {
+      list = backend.devices();
+      if (list == null) {
+        throw new IllegalStateException("devices() returned null");
+      }
+    } catch (Exception | Error e) {
+      if (observers.enabled()) {
+        observers.discovery(
+            new PluginObserver.Discovery(
+                name, false, ResourcePlugin.describe(e), 0, System.nanoTime() - start));
+      }
+      throw e;
+    }
+    listed = true;
+    if (observers.enabled()) {
+      observers.discovery(
+          new PluginObserver.Discovery(name, true, "", list.size(), System.nanoTime() - start));
     }
     return list;
   }
@@ -146,7 +176,10 @@ final class Discovery {
                 + operation
                 + "(): "
                 + ResourcePlugin.describe(e)
-                + "; the last good device list stays",
+                + (listed
+                    ? "; the last good device list stays"
+                    : "; no device list yet: the kubelet sees no devices until devices()"
+                        + " succeeds"),
             e);
     log.warn(error.getMessage(), e);
     failed.accept(error);

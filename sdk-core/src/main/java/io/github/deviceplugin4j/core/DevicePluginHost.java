@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.StopSignals;
+import io.grpc.ServerInterceptor;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -168,7 +169,10 @@ public final class DevicePluginHost implements AutoCloseable {
   public static final class Builder {
 
     private final List<DeviceBackend> backends = new ArrayList<>();
+    private final List<Capabilities> capabilities = new ArrayList<>();
     private final List<PluginListener> listeners = new ArrayList<>();
+    private final List<PluginObserver> observers = new ArrayList<>();
+    private final List<ServerInterceptor> interceptors = new ArrayList<>();
     private Path pluginDir;
     private Path registryDir;
     private RegistrationMode mode = RegistrationMode.AUTO;
@@ -197,7 +201,29 @@ public final class DevicePluginHost implements AutoCloseable {
      * @return this builder
      */
     public Builder backend(DeviceBackend backend) {
+      return backend(backend, Capabilities.none());
+    }
+
+    /**
+     * Adds a resource whose {@link Allocator}, {@link PreferredAllocator} or {@link PreStartHook}
+     * is given here rather than implemented by the backend: a backend that decorates another one
+     * keeps its capabilities this way. A capability given here wins over the same one implemented
+     * by the backend; the others are still detected on the backend. {@link NonBlocking} is read
+     * from the object given here.
+     *
+     * <pre>{@code
+     * builder.backend(
+     *     new LoggingBackend(fpga),
+     *     Capabilities.builder().allocator(fpga).preStartHook(fpga).build());
+     * }</pre>
+     *
+     * @param backend the backend
+     * @param capabilities capabilities of this resource
+     * @return this builder
+     */
+    public Builder backend(DeviceBackend backend, Capabilities capabilities) {
       backends.add(Objects.requireNonNull(backend, "backend"));
+      this.capabilities.add(Objects.requireNonNull(capabilities, "capabilities"));
       return this;
     }
 
@@ -257,6 +283,51 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder listener(PluginListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Adds an observer of every RPC, registration attempt, device list sent and discovery run, for
+     * metrics and tracing (the {@code deviceplugin4j-micrometer} module has one for Micrometer).
+     * Repeatable: observers are called in the order added. Without any, the core builds no events
+     * at all.
+     *
+     * <p>Observers are called on the core's threads, the gRPC event loop among them: they must
+     * return within microseconds and never block. One that throws is logged once per method and
+     * otherwise ignored; the call it observed is answered anyway.
+     *
+     * @param observer the observer
+     * @return this builder
+     */
+    public Builder observer(PluginObserver observer) {
+      observers.add(Objects.requireNonNull(observer, "observer"));
+      return this;
+    }
+
+    /**
+     * Adds a gRPC interceptor to every resource's DevicePlugin service (the kubelet's calls), for
+     * tracing, auditing or refusing calls. Repeatable: the first interceptor added sees a call
+     * first. An interceptor that closes a call with its own status answers the kubelet with it; the
+     * plugin goes on serving the next call. The plugin watcher's registration service is not
+     * intercepted.
+     *
+     * <p>Calls run on the gRPC event loop: an interceptor must not block.
+     *
+     * <pre>{@code
+     * builder.interceptor(new ServerInterceptor() {
+     *   public <Q, R> ServerCall.Listener<Q> interceptCall(
+     *       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+     *     log.debug("kubelet calls {}", call.getMethodDescriptor().getFullMethodName());
+     *     return next.startCall(call, headers);
+     *   }
+     * });
+     * }</pre>
+     *
+     * @param interceptor the interceptor
+     * @return this builder
+     */
+    public Builder interceptor(ServerInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
       return this;
     }
 
@@ -442,8 +513,8 @@ public final class DevicePluginHost implements AutoCloseable {
               Duration.ofMillis(20),
               maxMessageBytes,
               1,
-              new RequestDeadlines(
-                  allocateDeadline, preferredAllocationDeadline, preStartDeadline));
+              new RequestDeadlines(allocateDeadline, preferredAllocationDeadline, preStartDeadline),
+              new EngineConfig.Hooks(observers, interceptors, capabilities));
       return new DevicePluginHost(HostEngine.start(config));
     }
 

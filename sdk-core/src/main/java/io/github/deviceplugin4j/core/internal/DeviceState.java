@@ -62,6 +62,8 @@ public final class DeviceState {
   private final long windowNanos;
   private final int maxMessageBytes;
   private final Events events;
+  private final String resource;
+  private final Observers observers;
   private final AtomicReference<List<Device>> pending = new AtomicReference<>();
   private final AtomicLong sequence = new AtomicLong();
   private final Set<Subscriber<?>> subscribers = ConcurrentHashMap.newKeySet();
@@ -87,6 +89,32 @@ public final class DeviceState {
       Duration window,
       int maxMessageBytes,
       Events events) {
+    this(adapters, serial, timer, window, maxMessageBytes, events, "", Observers.NONE);
+  }
+
+  /**
+   * A device state whose streams are observed.
+   *
+   * @param adapters every API version served
+   * @param serial where snapshots are processed, one at a time
+   * @param timer delays processing within the coalescing window
+   * @param window the coalescing window
+   * @param maxMessageBytes the largest ListAndWatch message allowed
+   * @param events where to report
+   * @param resource the resource name, for the observers
+   * @param observers told about streams and device lists sent
+   */
+  public DeviceState(
+      List<ApiAdapter> adapters,
+      Executor serial,
+      ScheduledExecutorService timer,
+      Duration window,
+      int maxMessageBytes,
+      Events events,
+      String resource,
+      Observers observers) {
+    this.resource = resource;
+    this.observers = observers;
     this.adapters = List.copyOf(adapters);
     this.serial = serial;
     this.timer = timer;
@@ -133,6 +161,24 @@ public final class DeviceState {
    */
   public void applyNow(List<Device> devices) {
     apply(new ArrayList<>(devices));
+  }
+
+  /**
+   * The resource name.
+   *
+   * @return the name given at construction
+   */
+  public String resource() {
+    return resource;
+  }
+
+  /**
+   * Who is told about streams and device lists sent.
+   *
+   * @return the observers
+   */
+  public Observers observers() {
+    return observers;
   }
 
   /**

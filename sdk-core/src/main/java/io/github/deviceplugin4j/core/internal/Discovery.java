@@ -4,6 +4,7 @@ import io.github.deviceplugin4j.core.BackendException;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DeviceSink;
+import io.github.deviceplugin4j.core.PluginObserver;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -129,9 +130,25 @@ final class Discovery {
   }
 
   private List<Device> read() throws Exception {
-    List<Device> list = backend.devices();
-    if (list == null) {
-      throw new IllegalStateException("devices() returned null");
+    Observers observers = shared.observers();
+    long start = observers.enabled() ? System.nanoTime() : 0;
+    List<Device> list;
+    try {
+      list = backend.devices();
+      if (list == null) {
+        throw new IllegalStateException("devices() returned null");
+      }
+    } catch (Exception | Error e) {
+      if (observers.enabled()) {
+        observers.discovery(
+            new PluginObserver.Discovery(
+                name, false, ResourcePlugin.describe(e), 0, System.nanoTime() - start));
+      }
+      throw e;
+    }
+    if (observers.enabled()) {
+      observers.discovery(
+          new PluginObserver.Discovery(name, true, "", list.size(), System.nanoTime() - start));
     }
     return list;
   }

@@ -34,6 +34,7 @@ import java.util.Set;
  * @param maxMessageBytes largest ListAndWatch message
  * @param eventLoopThreads threads of the shared event loop group
  * @param requestDeadlines deadline of each kind of backend call on the kubelet's request path
+ * @param hooks what the vendor plugs into the engine: observers, interceptors, capabilities
  */
 public record EngineConfig(
     List<DeviceBackend> backends,
@@ -54,7 +55,52 @@ public record EngineConfig(
     Duration coalesceWindow,
     int maxMessageBytes,
     int eventLoopThreads,
-    RequestDeadlines requestDeadlines) {
+    RequestDeadlines requestDeadlines,
+    Hooks hooks) {
+
+  /**
+   * What the vendor plugs into the engine besides backends and listeners.
+   *
+   * @param observers see {@link io.github.deviceplugin4j.core.PluginObserver}; empty: no events are
+   *     built
+   * @param interceptors applied to every resource's DevicePlugin service, the first one seeing a
+   *     call first
+   * @param capabilities per backend, in the order of {@link EngineConfig#backends()}; shorter (or
+   *     empty): the rest have none
+   */
+  public record Hooks(
+      List<io.github.deviceplugin4j.core.PluginObserver> observers,
+      List<io.grpc.ServerInterceptor> interceptors,
+      List<io.github.deviceplugin4j.core.Capabilities> capabilities) {
+
+    /** Nothing plugged in. */
+    public static final Hooks NONE = new Hooks(List.of(), List.of(), List.of());
+
+    /**
+     * Copies the lists.
+     *
+     * @param observers see {@link #observers()}
+     * @param interceptors see {@link #interceptors()}
+     * @param capabilities see {@link #capabilities()}
+     */
+    public Hooks {
+      observers = List.copyOf(observers);
+      interceptors = List.copyOf(interceptors);
+      capabilities = List.copyOf(capabilities);
+    }
+
+    /**
+     * The capabilities given with a backend.
+     *
+     * @param index the backend's position in {@link EngineConfig#backends()}
+     * @return its capabilities, {@link io.github.deviceplugin4j.core.Capabilities#none()} if none
+     */
+    public io.github.deviceplugin4j.core.Capabilities capabilities(int index) {
+      return index < capabilities.size()
+          ? capabilities.get(index)
+          : io.github.deviceplugin4j.core.Capabilities.none();
+    }
+  }
 
   /**
    * Copies the collections.
@@ -78,6 +124,7 @@ public record EngineConfig(
    * @param maxMessageBytes see {@link #maxMessageBytes()}
    * @param eventLoopThreads see {@link #eventLoopThreads()}
    * @param requestDeadlines see {@link #requestDeadlines()}
+   * @param hooks see {@link #hooks()}; null: none
    */
   public EngineConfig {
     backends = List.copyOf(backends);
@@ -85,6 +132,7 @@ public record EngineConfig(
     listeners = List.copyOf(listeners);
     adapters = List.copyOf(adapters);
     requestDeadlines = requestDeadlines == null ? RequestDeadlines.DEFAULTS : requestDeadlines;
+    hooks = hooks == null ? Hooks.NONE : hooks;
   }
 
   /** The kubelet's socket name in the plugin directory. */

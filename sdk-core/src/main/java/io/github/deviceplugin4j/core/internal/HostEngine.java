@@ -186,9 +186,13 @@ public final class HostEngine implements AutoCloseable {
   }
 
   private void startResources() {
-    Shared shared = new Shared(config, group, workers, timer, listeners);
-    for (DeviceBackend b : config.backends()) {
-      ResourcePlugin plugin = new ResourcePlugin(b, mode, shared);
+    Shared shared =
+        new Shared(
+            config, group, workers, timer, listeners, new Observers(config.hooks().observers()));
+    for (int i = 0; i < config.backends().size(); i++) {
+      ResourcePlugin plugin =
+          new ResourcePlugin(
+              config.backends().get(i), config.hooks().capabilities(i), mode, shared);
       plugins.put(plugin.resourceName(), plugin);
       plugin.start();
     }

@@ -29,6 +29,7 @@ final class LegacyRegister {
   private final String name;
   private final EngineConfig config;
   private final Path kubeletSocket;
+  private volatile String lastOffered;
 
   LegacyRegister(String name, EngineConfig config, Path kubeletSocket) {
     this.name = name;
@@ -61,6 +62,7 @@ final class LegacyRegister {
       int index,
       CompletableFuture<String> result) {
     ApiAdapter adapter = config.adapters().get(index);
+    lastOffered = adapter.version();
     adapter
         .register(
             ch,
@@ -92,6 +94,16 @@ final class LegacyRegister {
               result.completeExceptionally(registerError(status, versionRefused));
             },
             executor);
+  }
+
+  /**
+   * The API version the last Register call offered.
+   *
+   * @return e.g. {@code "v1beta1"}; the most preferred version before any call
+   */
+  String lastOffered() {
+    String v = lastOffered;
+    return v != null ? v : config.adapters().get(0).version();
   }
 
   private static boolean isVersionRefusal(Status status) {

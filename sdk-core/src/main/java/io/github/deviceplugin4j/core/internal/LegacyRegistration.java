@@ -229,6 +229,7 @@ final class LegacyRegistration extends SocketRegistration {
 
   private void attempt(String reason) {
     LOG.debug("{}: registration attempt ({})", name, reason);
+    long start = System.nanoTime();
     try {
       ensureServing();
     } catch (IOException | RuntimeException e) {
@@ -243,6 +244,8 @@ final class LegacyRegistration extends SocketRegistration {
                       + ": "
                       + ResourcePlugin.describe(e),
                   e);
+      ctx.attempted(
+          RegistrationMode.LEGACY, legacy.lastOffered(), false, error.getMessage(), start);
       failed(error, true);
       return;
     }
@@ -270,10 +273,13 @@ final class LegacyRegistration extends SocketRegistration {
               }
               inFlight = false;
               if (error == null) {
+                ctx.attempted(RegistrationMode.LEGACY, version, true, "", start);
                 registered(kubelet, version);
                 return;
               }
               DevicePluginException e = asPluginException(error);
+              ctx.attempted(
+                  RegistrationMode.LEGACY, legacy.lastOffered(), false, e.getMessage(), start);
               if (e instanceof LegacyRegister.Unreachable && kubeletGone(kubelet)) {
                 // A stale kubelet.sock (the kubelet stopped or is restarting): as when the file
                 // is missing, a wait, not an error; its creation will trigger the next attempt.

@@ -23,4 +23,13 @@ public interface PluginEndpoint {
    * @return the request handler
    */
   RequestHandler requests();
+
+  /**
+   * Who is told about every call, stream and device list sent.
+   *
+   * @return the observers; {@link Observers#NONE} by default
+   */
+  default Observers observers() {
+    return Observers.NONE;
+  }
 }

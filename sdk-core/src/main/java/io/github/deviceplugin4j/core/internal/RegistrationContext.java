@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.PluginObserver;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.grpc.ServerServiceDefinition;
 import java.nio.file.Path;
@@ -44,6 +45,8 @@ final class RegistrationContext {
   private long lastWaitingLog;
   // When the registration was lost (an outage), or -1.
   private long lostSinceNanos = -1;
+  // Attempts since the last successful registration (or the start).
+  private int attemptsInRound;
 
   // Read from any thread.
   private volatile boolean closed;
@@ -129,6 +132,37 @@ final class RegistrationContext {
   /** Not registered any more, without an outage to log (the kubelet refused, or was replaced). */
   void unregistered() {
     registered = false;
+  }
+
+  /**
+   * Tells the observers about a registration attempt that reached the kubelet (or failed to serve
+   * the socket for it). Call before {@link #succeeded} on success. On the control executor.
+   *
+   * @param mode how it registered
+   * @param apiVersion the API version offered (on success: accepted)
+   * @param success whether the kubelet accepted it
+   * @param failure why not; empty on success
+   * @param startNanos {@link System#nanoTime()} when the attempt started
+   */
+  void attempted(
+      RegistrationMode mode, String apiVersion, boolean success, String failure, long startNanos) {
+    int attempt = ++attemptsInRound;
+    if (success) {
+      attemptsInRound = 0;
+    }
+    Observers observers = shared.observers();
+    if (observers.enabled()) {
+      observers.registration(
+          new PluginObserver.Registration(
+              name,
+              mode,
+              apiVersion,
+              attempt,
+              registrations > 0,
+              success,
+              success ? "" : String.valueOf(failure),
+              System.nanoTime() - startNanos));
+    }
   }
 
   /**

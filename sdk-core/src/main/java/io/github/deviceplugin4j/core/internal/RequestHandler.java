@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.core.internal;
 import io.github.deviceplugin4j.core.AllocationRequest;
 import io.github.deviceplugin4j.core.Allocator;
 import io.github.deviceplugin4j.core.BackendException;
+import io.github.deviceplugin4j.core.Capabilities;
 import io.github.deviceplugin4j.core.ContainerAllocation;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
@@ -93,20 +94,50 @@ public final class RequestHandler {
       ScheduledExecutorService timer,
       RequestDeadlines deadlines,
       Consumer<DevicePluginException> errors) {
+    this(resource, backend, Capabilities.none(), state, workers, timer, deadlines, errors);
+  }
+
+  /**
+   * A request handler with capabilities given on the builder, which win over the backend's own;
+   * each capability's {@link NonBlocking} mark is read from the object that provides it.
+   *
+   * @param resource the resource name
+   * @param backend the backend
+   * @param capabilities capabilities given on the builder
+   * @param state the device state
+   * @param workers where backend calls that may block run
+   * @param timer for deadlines
+   * @param deadlines deadline of each kind of backend call
+   * @param errors where failures are reported; called on a worker thread
+   */
+  public RequestHandler(
+      String resource,
+      DeviceBackend backend,
+      Capabilities capabilities,
+      DeviceState state,
+      Executor workers,
+      ScheduledExecutorService timer,
+      RequestDeadlines deadlines,
+      Consumer<DevicePluginException> errors) {
     this.resource = resource;
     this.state = state;
-    this.allocator = backend instanceof Allocator a ? a : null;
-    this.preferredAllocator = backend instanceof PreferredAllocator p ? p : null;
-    this.preStartHook = backend instanceof PreStartHook h ? h : null;
+    this.allocator = capabilities.allocator().orElse(backend instanceof Allocator a ? a : null);
+    this.preferredAllocator =
+        capabilities
+            .preferredAllocator()
+            .orElse(backend instanceof PreferredAllocator p ? p : null);
+    this.preStartHook =
+        capabilities.preStartHook().orElse(backend instanceof PreStartHook h ? h : null);
     this.allocatorInline =
-        allocator != null && nonBlocking(backend, "allocate", AllocationRequest.class);
+        allocator != null && nonBlocking(allocator, "allocate", AllocationRequest.class);
     this.preferredInline =
         preferredAllocator != null
-            && nonBlocking(backend, "preferredAllocation", PreferredAllocationRequest.class);
+            && nonBlocking(
+                preferredAllocator, "preferredAllocation", PreferredAllocationRequest.class);
     this.preStartInline =
         preStartHook != null
-            && (nonBlocking(backend, "preStart", List.class)
-                || nonBlocking(backend, "preStart", PreStartRequest.class));
+            && (nonBlocking(preStartHook, "preStart", List.class)
+                || nonBlocking(preStartHook, "preStart", PreStartRequest.class));
     this.workers = workers;
     this.timer = timer;
     this.deadlines = deadlines;

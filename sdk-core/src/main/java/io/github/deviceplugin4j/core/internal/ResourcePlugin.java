@@ -1,12 +1,15 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.BackendException;
+import io.github.deviceplugin4j.core.Capabilities;
 import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -61,6 +64,19 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @param shared the host's shared resources
    */
   public ResourcePlugin(DeviceBackend backend, RegistrationMode mode, Shared shared) {
+    this(backend, Capabilities.none(), mode, shared);
+  }
+
+  /**
+   * A resource plugin with capabilities given on the builder; nothing runs until {@link #start()}.
+   *
+   * @param backend the vendor's backend
+   * @param capabilities capabilities that win over the backend's own
+   * @param mode the effective registration mode at the start
+   * @param shared the host's shared resources
+   */
+  public ResourcePlugin(
+      DeviceBackend backend, Capabilities capabilities, RegistrationMode mode, Shared shared) {
     this.name = backend.resourceName();
     this.shared = shared;
     this.config = shared.config();
@@ -72,11 +88,14 @@ public final class ResourcePlugin implements PluginEndpoint {
             shared.timer(),
             config.coalesceWindow(),
             config.maxMessageBytes(),
-            new DeviceEvents());
+            new DeviceEvents(),
+            name,
+            shared.observers());
     this.requests =
         new RequestHandler(
             name,
             backend,
+            capabilities,
             devices,
             shared.workers(),
             shared.timer(),
@@ -103,9 +122,17 @@ public final class ResourcePlugin implements PluginEndpoint {
   private List<ServerServiceDefinition> devicePluginServices() {
     Map<String, ServerServiceDefinition> byName = new LinkedHashMap<>();
     for (ApiAdapter a : config.adapters()) {
-      byName.computeIfAbsent(a.serviceName(), n -> a.devicePluginService(this));
+      byName.computeIfAbsent(a.serviceName(), n -> intercepted(a.devicePluginService(this)));
     }
     return new ArrayList<>(byName.values());
+  }
+
+  /** The service with the vendor's interceptors, the first one added seeing a call first. */
+  private ServerServiceDefinition intercepted(ServerServiceDefinition service) {
+    List<ServerInterceptor> interceptors = config.hooks().interceptors();
+    return interceptors.isEmpty()
+        ? service
+        : ServerInterceptors.interceptForward(service, interceptors);
   }
 
   @Override
@@ -121,6 +148,11 @@ public final class ResourcePlugin implements PluginEndpoint {
   @Override
   public RequestHandler requests() {
     return requests;
+  }
+
+  @Override
+  public Observers observers() {
+    return shared.observers();
   }
 
   /**

@@ -19,13 +19,15 @@ import java.util.concurrent.ScheduledExecutorService;
  *     executor of the client channels; the servers run their calls on the event loop
  * @param timer deadlines, retries, safety checks
  * @param listeners the vendor's listeners
+ * @param observers the vendor's observers
  */
 public record Shared(
     EngineConfig config,
     EventLoopGroup group,
     ExecutorService workers,
     ScheduledExecutorService timer,
-    Listeners listeners) {
+    Listeners listeners,
+    Observers observers) {
 
   /**
    * A plaintext gRPC channel to a Unix socket on the shared event loop group.

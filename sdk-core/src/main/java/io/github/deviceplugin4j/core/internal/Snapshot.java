@@ -21,6 +21,7 @@ public final class Snapshot {
   private final Map<String, Device> byId;
   private final Map<String, WireView> wireView;
   private final Map<String, Object> wire;
+  private final Map<String, Integer> sizes;
   private final int maxEncodedSize;
   private final int healthy;
 
@@ -41,15 +42,19 @@ public final class Snapshot {
     this.wireView = view;
     this.healthy = h;
     Map<String, Object> messages = new HashMap<>();
+    Map<String, Integer> bytes = new HashMap<>();
     int max = 0;
     for (ApiAdapter a : adapters) {
       if (!messages.containsKey(a.serviceName())) {
         Object message = a.encodeDevices(this.devices);
         messages.put(a.serviceName(), message);
-        max = Math.max(max, a.encodedSize(message));
+        int size = a.encodedSize(message);
+        bytes.put(a.serviceName(), size);
+        max = Math.max(max, size);
       }
     }
     this.wire = messages;
+    this.sizes = bytes;
     this.maxEncodedSize = max;
   }
 
@@ -109,6 +114,17 @@ public final class Snapshot {
    */
   public Object wire(ApiAdapter adapter) {
     return wire.get(adapter.serviceName());
+  }
+
+  /**
+   * The encoded size of an API version's ListAndWatch message.
+   *
+   * @param adapter the version
+   * @return bytes, without gRPC framing
+   */
+  public int encodedSize(ApiAdapter adapter) {
+    Integer size = sizes.get(adapter.serviceName());
+    return size == null ? 0 : size;
   }
 
   /**

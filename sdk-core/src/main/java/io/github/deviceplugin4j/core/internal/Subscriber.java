@@ -1,7 +1,9 @@
 package io.github.deviceplugin4j.core.internal;
 
+import io.github.deviceplugin4j.core.PluginObserver;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 /**
  * One ListAndWatch stream. Sends the newest snapshot whenever the stream can take a message;
@@ -13,16 +15,24 @@ public final class Subscriber<T> {
 
   private final ServerCallStreamObserver<T> call;
   private final Function<Snapshot, T> encode;
+  private final ToIntFunction<Snapshot> size;
   private final DeviceState state;
+  private final long openedNanos;
   private Snapshot latest;
   private Snapshot sent;
   private boolean done;
+  private boolean reported;
 
   private Subscriber(
-      ServerCallStreamObserver<T> call, Function<Snapshot, T> encode, DeviceState state) {
+      ServerCallStreamObserver<T> call,
+      Function<Snapshot, T> encode,
+      ToIntFunction<Snapshot> size,
+      DeviceState state) {
     this.call = call;
     this.encode = encode;
+    this.size = size;
     this.state = state;
+    this.openedNanos = state.observers().enabled() ? System.nanoTime() : 0;
   }
 
   /**
@@ -30,14 +40,22 @@ public final class Subscriber<T> {
    *
    * @param call the server side of the stream
    * @param encode the stream's wire message of a snapshot
+   * @param size the encoded size of that message, for the observers
    * @param state the device state
    * @param <T> the wire message type
    */
   public static <T> void attach(
-      ServerCallStreamObserver<T> call, Function<Snapshot, T> encode, DeviceState state) {
-    Subscriber<T> s = new Subscriber<>(call, encode, state);
+      ServerCallStreamObserver<T> call,
+      Function<Snapshot, T> encode,
+      ToIntFunction<Snapshot> size,
+      DeviceState state) {
+    Subscriber<T> s = new Subscriber<>(call, encode, size, state);
     call.setOnCancelHandler(s::onCancel);
     call.setOnReadyHandler(s::drain);
+    Observers observers = state.observers();
+    if (observers.enabled()) {
+      observers.streamOpened(state.resource(), state.streams() + 1);
+    }
     state.add(s);
   }
 
@@ -52,11 +70,24 @@ public final class Subscriber<T> {
     if (done || latest == null || latest == sent || !call.isReady()) {
       return;
     }
-    sent = latest;
+    Snapshot next = latest;
+    sent = next;
     try {
-      call.onNext(encode.apply(latest));
+      call.onNext(encode.apply(next));
     } catch (RuntimeException closed) {
       done = true;
+      return;
+    }
+    Observers observers = state.observers();
+    if (observers.enabled()) {
+      int healthy = next.healthy();
+      observers.deviceListSent(
+          new PluginObserver.DeviceListSent(
+              state.resource(),
+              healthy,
+              next.devices().size() - healthy,
+              size.applyAsInt(next),
+              state.streams()));
     }
   }
 
@@ -68,6 +99,7 @@ public final class Subscriber<T> {
       } catch (RuntimeException alreadyClosed) {
         // the call ended on the kubelet's side meanwhile
       }
+      ended("OK");
     }
   }
 
@@ -76,5 +108,27 @@ public final class Subscriber<T> {
       done = true;
     }
     state.cancelled(this);
+    ended("CANCELLED");
+  }
+
+  /** Reports the stream's end once, with its whole lifetime. */
+  private void ended(String code) {
+    Observers observers = state.observers();
+    if (!observers.enabled()) {
+      return;
+    }
+    synchronized (this) {
+      if (reported) {
+        return;
+      }
+      reported = true;
+    }
+    observers.rpc(
+        new PluginObserver.Rpc(
+            state.resource(),
+            PluginObserver.Method.LIST_AND_WATCH,
+            code,
+            System.nanoTime() - openedNanos,
+            0));
   }
 }

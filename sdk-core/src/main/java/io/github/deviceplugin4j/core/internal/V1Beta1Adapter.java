@@ -25,10 +25,13 @@ import io.github.deviceplugin4j.core.ContainerAllocation;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.Mount;
+import io.github.deviceplugin4j.core.PluginObserver;
 import io.grpc.Drainable;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -90,7 +93,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
 
   @Override
   public ServerServiceDefinition devicePluginService(PluginEndpoint plugin) {
-    return new Service(plugin).bindService();
+    return new Service(plugin, plugin.observers()).bindService();
   }
 
   @Override
@@ -138,7 +141,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
     // The map fields of ContainerAllocateResponse need the file's descriptor, built on first use:
     // the largest part of a cold Allocate.
     DevicePluginApi.getDescriptor();
-    Service service = new Service(plugin);
+    Service service = new Service(plugin, Observers.NONE);
     Device sample = null;
     for (Device d : plugin.devices().current().devices()) {
       if (d.health() == io.github.deviceplugin4j.core.Health.HEALTHY) {
@@ -265,19 +268,48 @@ public final class V1Beta1Adapter implements ApiAdapter {
   /** The DevicePlugin service for one resource. */
   private final class Service extends DevicePluginGrpc.DevicePluginImplBase {
     private final PluginEndpoint plugin;
+    private final Observers observers;
 
-    Service(PluginEndpoint plugin) {
+    /**
+     * The service.
+     *
+     * @param plugin what it serves
+     * @param observers told about every call; {@link Observers#NONE} for the warm-up
+     */
+    Service(PluginEndpoint plugin, Observers observers) {
       this.plugin = plugin;
+      this.observers = observers;
+    }
+
+    /** The call's start, when it is observed. */
+    private long start() {
+      return observers.enabled() ? System.nanoTime() : 0;
+    }
+
+    /** Reports a finished call; nothing is built when there are no observers. */
+    private void observed(
+        PluginObserver.Method method, Status.Code code, long startNanos, int devices) {
+      if (observers.enabled()) {
+        observers.rpc(
+            new PluginObserver.Rpc(
+                plugin.resourceName(),
+                method,
+                code.name(),
+                System.nanoTime() - startNanos,
+                devices));
+      }
     }
 
     @Override
     public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> out) {
+      long start = start();
       out.onNext(
           DevicePluginOptions.newBuilder()
               .setPreStartRequired(plugin.requests().preStartRequired())
               .setGetPreferredAllocationAvailable(plugin.requests().preferredAllocationAvailable())
               .build());
       out.onCompleted();
+      observed(PluginObserver.Method.GET_DEVICE_PLUGIN_OPTIONS, Status.Code.OK, start, 0);
     }
 
     @Override
@@ -285,12 +317,14 @@ public final class V1Beta1Adapter implements ApiAdapter {
       Subscriber.attach(
           (ServerCallStreamObserver<ListAndWatchResponse>) out,
           s -> (ListAndWatchResponse) s.wire(V1Beta1Adapter.this),
+          s -> s.encodedSize(V1Beta1Adapter.this),
           plugin.devices());
     }
 
     @Override
     public void getPreferredAllocation(
         PreferredAllocationRequest request, StreamObserver<PreferredAllocationResponse> out) {
+      long start = start();
       List<RequestHandler.PreferredQuery> queries = new ArrayList<>();
       for (ContainerPreferredAllocationRequest r : request.getContainerRequestsList()) {
         queries.add(
@@ -305,7 +339,13 @@ public final class V1Beta1Adapter implements ApiAdapter {
           .whenComplete(
               (answers, error) -> {
                 if (error != null) {
-                  out.onError(Statuses.of(error));
+                  StatusRuntimeException status = Statuses.of(error);
+                  out.onError(status);
+                  observed(
+                      PluginObserver.Method.GET_PREFERRED_ALLOCATION,
+                      status.getStatus().getCode(),
+                      start,
+                      preferredDevices(request));
                   return;
                 }
                 PreferredAllocationResponse.Builder b = PreferredAllocationResponse.newBuilder();
@@ -315,45 +355,82 @@ public final class V1Beta1Adapter implements ApiAdapter {
                 }
                 out.onNext(b.build());
                 out.onCompleted();
+                observed(
+                    PluginObserver.Method.GET_PREFERRED_ALLOCATION,
+                    Status.Code.OK,
+                    start,
+                    preferredDevices(request));
               });
+    }
+
+    /** Device IDs a preferred-allocation request names: available ones, of every container. */
+    private int preferredDevices(PreferredAllocationRequest request) {
+      if (!observers.enabled()) {
+        return 0;
+      }
+      int n = 0;
+      for (ContainerPreferredAllocationRequest r : request.getContainerRequestsList()) {
+        n += r.getAvailableDeviceIDsCount();
+      }
+      return n;
     }
 
     @Override
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
+      long start = start();
       List<List<String>> containers = new ArrayList<>();
+      int ids = 0;
       for (ContainerAllocateRequest r : request.getContainerRequestsList()) {
         containers.add(r.getDevicesIdsList());
+        ids += r.getDevicesIdsCount();
       }
+      int devices = ids;
       plugin
           .requests()
           .allocate(containers)
           .whenComplete(
               (allocations, error) -> {
                 if (error != null) {
-                  out.onError(Statuses.of(error));
+                  StatusRuntimeException status = Statuses.of(error);
+                  out.onError(status);
+                  observed(
+                      PluginObserver.Method.ALLOCATE, status.getStatus().getCode(), start, devices);
                   return;
                 }
                 AllocateResponse.Builder b = AllocateResponse.newBuilder();
                 allocations.forEach(a -> b.addContainerResponses(toWire(a)));
                 out.onNext(b.build());
                 out.onCompleted();
+                observed(PluginObserver.Method.ALLOCATE, Status.Code.OK, start, devices);
               });
     }
 
     @Override
     public void preStartContainer(
         PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
+      long start = start();
       plugin
           .requests()
           .preStart(request.getDevicesIdsList())
           .whenComplete(
               (ignored, error) -> {
                 if (error != null) {
-                  out.onError(Statuses.of(error));
+                  StatusRuntimeException status = Statuses.of(error);
+                  out.onError(status);
+                  observed(
+                      PluginObserver.Method.PRE_START_CONTAINER,
+                      status.getStatus().getCode(),
+                      start,
+                      request.getDevicesIdsCount());
                   return;
                 }
                 out.onNext(PreStartContainerResponse.getDefaultInstance());
                 out.onCompleted();
+                observed(
+                    PluginObserver.Method.PRE_START_CONTAINER,
+                    Status.Code.OK,
+                    start,
+                    request.getDevicesIdsCount());
               });
     }
   }

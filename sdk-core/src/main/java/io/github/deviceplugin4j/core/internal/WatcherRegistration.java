@@ -53,6 +53,8 @@ final class WatcherRegistration extends SocketRegistration {
   private long lastKickLog;
 
   private volatile boolean contacted;
+  // When the plugin watcher last asked GetInfo: the start of its registration attempt.
+  private volatile long getInfoNanos = System.nanoTime();
   private volatile boolean stopped;
 
   /**
@@ -73,6 +75,7 @@ final class WatcherRegistration extends SocketRegistration {
                 ApiVersions.versions(ctx.config.adapters()),
                 () -> {
                   contacted = true;
+                  getInfoNanos = System.nanoTime();
                   LOG.debug("{}: kubelet plugin watcher asked for GetInfo", name);
                 },
                 (ok, error) -> ctx.control.execute(() -> status(ok, error)))
@@ -126,6 +129,12 @@ final class WatcherRegistration extends SocketRegistration {
       return;
     }
     contacted = true;
+    ctx.attempted(
+        RegistrationMode.PLUGIN_WATCHER,
+        ctx.config.adapters().get(0).version(),
+        ok,
+        ok ? "" : "the kubelet's plugin watcher refused " + name + ": " + error,
+        getInfoNanos);
     if (ok) {
       RegistrationContext.cancel(pending);
       pending = null;

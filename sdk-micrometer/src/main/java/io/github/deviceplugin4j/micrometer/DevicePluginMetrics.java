@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.micrometer;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.PluginListener;
 import io.github.deviceplugin4j.core.PluginObserver;
 import io.github.deviceplugin4j.core.RegistrationMode;
@@ -25,16 +26,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * runs, device list sends and errors. Every meter carries a {@code resource} tag; {@code
  * docs/operations.md} lists them all with their Prometheus names ({@code deviceplugin4j_...}).
  *
- * <p>Register one instance as both observer and listener of a host:
+ * <p>One instance is both observer and listener of a host; {@link #bindTo} registers it as both:
  *
  * <pre>{@code
  * PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
- * DevicePluginMetrics metrics = DevicePluginMetrics.of(registry);
- * DevicePluginHost.builder()
- *     .backend(backend)
- *     .observer(metrics)
- *     .listener(metrics)
- *     .start();
+ * DevicePluginHost.Builder host = DevicePluginHost.builder().backend(backend);
+ * DevicePluginMetrics.of(registry).bindTo(host);
+ * host.start();
  * }</pre>
  *
  * <p>Meters of a resource appear with its first event. Recording is lock-free and allocation-free
@@ -108,6 +106,16 @@ public final class DevicePluginMetrics implements PluginObserver, PluginListener
     public DevicePluginMetrics build() {
       return new DevicePluginMetrics(this);
     }
+  }
+
+  /**
+   * Registers this as observer and listener of a host.
+   *
+   * @param host the host's builder
+   * @return the same builder
+   */
+  public DevicePluginHost.Builder bindTo(DevicePluginHost.Builder host) {
+    return host.observer(this).listener(this);
   }
 
   // ---- PluginObserver

@@ -50,6 +50,7 @@ public final class Bench {
     return List.of(
         new AllocateScenario(),
         new AdmitScenario(),
+        new ObserverScenario(),
         new HealthScenario(),
         new RestartScenario(),
         new ScaleScenario(),

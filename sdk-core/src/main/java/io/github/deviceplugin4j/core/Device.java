@@ -19,27 +19,57 @@ import java.util.TreeSet;
  *     .build();
  * }</pre>
  *
+ * <p>An unhealthy device may say why, in a short text ({@link #unhealthyReason()}): the core logs
+ * it with each health change and shows it in {@link ResourceStatus#unhealthyReasons()}. The kubelet
+ * API has no field for it: the kubelet and the pods never see it.
+ *
  * @param id unique within the resource; at most 63 characters (the kubelet's limit)
  * @param health whether the device can be allocated
  * @param numaNodes NUMA nodes the device is attached to, sorted, without repeats; may be empty
  * @param allocation what a container needs to use this device alone
+ * @param unhealthyReason why the device is unhealthy, for operators; empty when healthy or not
+ *     known. At most {@value #MAX_REASON} characters without control characters: the core shortens
+ *     a longer one and replaces control characters, and reports that as an {@link
+ *     InvalidBackendDataException} (the device itself is kept)
  */
 public record Device(
-    String id, Health health, List<Integer> numaNodes, ContainerAllocation allocation) {
+    String id,
+    Health health,
+    List<Integer> numaNodes,
+    ContainerAllocation allocation,
+    String unhealthyReason) {
+
+  /** The longest {@link #unhealthyReason()} the core keeps whole. */
+  public static final int MAX_REASON = 200;
 
   /**
-   * Checks for nulls, sorts and de-duplicates the NUMA nodes.
+   * Checks for nulls, sorts and de-duplicates the NUMA nodes; a healthy device has no reason, and a
+   * null reason is empty.
    *
    * @param id see {@link #id()}
    * @param health see {@link #health()}
    * @param numaNodes see {@link #numaNodes()}
    * @param allocation see {@link #allocation()}
+   * @param unhealthyReason see {@link #unhealthyReason()}
    */
   public Device {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(health, "health");
     numaNodes = List.copyOf(new TreeSet<>(Objects.requireNonNull(numaNodes, "numaNodes")));
     Objects.requireNonNull(allocation, "allocation");
+    unhealthyReason = health == Health.HEALTHY || unhealthyReason == null ? "" : unhealthyReason;
+  }
+
+  /**
+   * A device without an unhealthy reason.
+   *
+   * @param id see {@link #id()}
+   * @param health see {@link #health()}
+   * @param numaNodes see {@link #numaNodes()}
+   * @param allocation see {@link #allocation()}
+   */
+  public Device(String id, Health health, List<Integer> numaNodes, ContainerAllocation allocation) {
+    this(id, health, numaNodes, allocation, "");
   }
 
   /**
@@ -69,7 +99,23 @@ public record Device(
    * @return a device equal to this one but for its health
    */
   public Device withHealth(Health newHealth) {
-    return newHealth == health ? this : new Device(id, newHealth, numaNodes, allocation);
+    return newHealth == health && unhealthyReason.isEmpty()
+        ? this
+        : new Device(id, newHealth, numaNodes, allocation, "");
+  }
+
+  /**
+   * This device with another health and the reason for it, e.g. {@code
+   * d.withHealth(Health.UNHEALTHY, "ECC errors over threshold")}. The reason is kept only for an
+   * unhealthy device; the kubelet never sees it (its API has no field for it).
+   *
+   * @param newHealth the health
+   * @param reason why, in a short text (at most {@value #MAX_REASON} characters); null or empty
+   *     when not known
+   * @return a device equal to this one but for its health and reason
+   */
+  public Device withHealth(Health newHealth, String reason) {
+    return new Device(id, newHealth, numaNodes, allocation, reason);
   }
 
   /**
@@ -85,6 +131,7 @@ public record Device(
   public static final class Builder {
     private final String id;
     private Health health = Health.HEALTHY;
+    private String reason = "";
     private final TreeSet<Integer> numaNodes = new TreeSet<>();
     private final ContainerAllocation.Builder allocation = ContainerAllocation.builder();
 
@@ -100,6 +147,19 @@ public record Device(
      */
     public Builder health(Health value) {
       this.health = Objects.requireNonNull(value, "health");
+      return this;
+    }
+
+    /**
+     * Sets the health and why (see {@link Device#withHealth(Health, String)}).
+     *
+     * @param value the health
+     * @param unhealthyReason why it is unhealthy; ignored for a healthy device
+     * @return this builder
+     */
+    public Builder health(Health value, String unhealthyReason) {
+      this.health = Objects.requireNonNull(value, "health");
+      this.reason = unhealthyReason;
       return this;
     }
 
@@ -180,7 +240,7 @@ public record Device(
      * @return an immutable device
      */
     public Device build() {
-      return new Device(id, health, List.copyOf(numaNodes), allocation.build());
+      return new Device(id, health, List.copyOf(numaNodes), allocation.build(), reason);
     }
   }
 }

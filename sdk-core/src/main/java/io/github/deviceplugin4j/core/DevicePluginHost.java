@@ -5,9 +5,11 @@ import io.github.deviceplugin4j.core.internal.ApiVersions;
 import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
+import io.github.deviceplugin4j.core.internal.HttpEndpoint;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import io.grpc.ServerInterceptor;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -17,6 +19,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -81,11 +84,26 @@ public final class DevicePluginHost implements AutoCloseable {
    */
   private static final Duration EXIT_FALLBACK = Duration.ofSeconds(5);
 
+  /** How long {@code /healthz} lets each loop take by default. */
+  public static final Duration DEFAULT_LIVENESS_BOUND = Duration.ofSeconds(5);
+
   private final HostEngine engine;
+  private final HttpEndpoint http;
   private final CountDownLatch closed = new CountDownLatch(1);
 
-  private DevicePluginHost(HostEngine engine) {
+  private DevicePluginHost(HostEngine engine, HttpEndpoint http) {
     this.engine = engine;
+    this.http = http;
+  }
+
+  /**
+   * The address the HTTP endpoint listens on, with the actual port (useful with port 0).
+   *
+   * @return the address, or empty when no endpoint was configured ({@link
+   *     Builder#httpEndpoint(InetSocketAddress)})
+   */
+  public Optional<InetSocketAddress> httpAddress() {
+    return http == null ? Optional.empty() : Optional.of(http.address());
   }
 
   /**
@@ -127,6 +145,31 @@ public final class DevicePluginHost implements AutoCloseable {
   }
 
   /**
+   * Whether the host's threads still work, for a liveness probe: each resource's control loop
+   * (registration, file events, listeners) and discovery (the backend's {@code devices()}), the
+   * timer, and the gRPC event loop must each run a trivial task within {@code bound}. A backend
+   * whose {@code devices()} hangs, a listener that blocks, or a capability wrongly marked {@link
+   * NonBlocking} that blocks the event loop makes it fail, naming what is stuck; it passes again as
+   * soon as the thread is free. Blocks up to {@code bound}.
+   *
+   * @param bound how long each may take to run the task; e.g. 5 seconds
+   * @return passed, or what is stuck
+   */
+  public ProbeResult liveness(Duration bound) {
+    return engine.liveness(Builder.positive(bound, "bound"));
+  }
+
+  /**
+   * Whether every resource is registered with the kubelet and serving, for a readiness probe; the
+   * same as {@link #isReady()}, naming the resources that are not.
+   *
+   * @return passed, or which resources are not registered
+   */
+  public ProbeResult readiness() {
+    return engine.readiness();
+  }
+
+  /**
    * The registration mode in effect: {@link RegistrationMode#AUTO} resolved at the start, and
    * {@link RegistrationMode#LEGACY} once every resource has fallen back to legacy registration (see
    * {@link Builder#pluginWatcherFallback(Duration)}; each resource's mode is in {@link
@@ -150,6 +193,9 @@ public final class DevicePluginHost implements AutoCloseable {
   @Override
   public void close() {
     try {
+      if (http != null) {
+        http.close();
+      }
       engine.close();
     } finally {
       closed.countDown();
@@ -191,6 +237,9 @@ public final class DevicePluginHost implements AutoCloseable {
     private Duration watcherKick = Duration.ofSeconds(10);
     private Duration watcherFallback = DEFAULT_WATCHER_FALLBACK;
     private int maxMessageBytes = DeviceState.KUBELET_MAX_MESSAGE_BYTES;
+    private InetSocketAddress httpAddress;
+    private MetricsSource metricsSource;
+    private Duration livenessBound = DEFAULT_LIVENESS_BOUND;
 
     private Builder() {}
 
@@ -328,6 +377,53 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder interceptor(ServerInterceptor interceptor) {
       interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /**
+     * Serves an HTTP endpoint for probes and scrapes on this address (off by default): {@code GET
+     * /healthz} answers 200 while {@link DevicePluginHost#liveness(Duration)} passes (within {@link
+     * #livenessBound(Duration)}) and 503 naming what is stuck; {@code GET /readyz} answers 200 when
+     * every resource is registered and 503 naming those that are not; {@code GET /metrics} serves
+     * the {@link #metricsSource(MetricsSource)} (404 without one). Other paths get 404, other
+     * methods than GET and HEAD get 405; answers are short texts, never a stack trace. It uses the
+     * JDK's HTTP server (module {@code jdk.httpserver}) and one daemon thread.
+     *
+     * <pre>{@code
+     * builder.httpEndpoint(new InetSocketAddress(8080))
+     *     .metricsSource(prometheusSource);
+     * }</pre>
+     *
+     * @param address where to listen, e.g. {@code new InetSocketAddress(8080)} (all interfaces);
+     *     port 0 picks a free port (see {@link DevicePluginHost#httpAddress()})
+     * @return this builder
+     */
+    public Builder httpEndpoint(InetSocketAddress address) {
+      this.httpAddress = Objects.requireNonNull(address, "address");
+      return this;
+    }
+
+    /**
+     * What the HTTP endpoint serves at {@code /metrics}, e.g. the {@code deviceplugin4j-micrometer}
+     * module's Prometheus scrape. Needs {@link #httpEndpoint(InetSocketAddress)}.
+     *
+     * @param source the source
+     * @return this builder
+     */
+    public Builder metricsSource(MetricsSource source) {
+      this.metricsSource = Objects.requireNonNull(source, "source");
+      return this;
+    }
+
+    /**
+     * How long {@code /healthz} lets each loop take to run a trivial task before it answers 503;
+     * default 5 seconds. Keep it under the probe's {@code timeoutSeconds}.
+     *
+     * @param bound a positive duration
+     * @return this builder
+     */
+    public Builder livenessBound(Duration bound) {
+      this.livenessBound = positive(bound, "livenessBound");
       return this;
     }
 
@@ -489,7 +585,8 @@ public final class DevicePluginHost implements AutoCloseable {
      * @return the running host
      * @throws ConfigurationException when the configuration is invalid, naming every problem:
      *     invalid or repeated resource names, a missing or read-only directory, a socket path over
-     *     the Unix limit, another live instance serving the same socket
+     *     the Unix limit, another live instance serving the same socket; or when the HTTP
+     *     endpoint's address is taken
      * @throws BackendException when a backend's {@code start} fails
      */
     public DevicePluginHost start() {
@@ -515,7 +612,27 @@ public final class DevicePluginHost implements AutoCloseable {
               1,
               new RequestDeadlines(allocateDeadline, preferredAllocationDeadline, preStartDeadline),
               new EngineConfig.Hooks(observers, interceptors, capabilities));
-      return new DevicePluginHost(HostEngine.start(config));
+      if (metricsSource != null && httpAddress == null) {
+        throw new ConfigurationException(
+            "metricsSource(...) is set but no httpEndpoint(...): the metrics would not be served;"
+                + " add httpEndpoint(new InetSocketAddress(port))");
+      }
+      // Bound first: a taken port fails the start before any socket or registration exists.
+      HttpEndpoint endpoint = httpAddress == null ? null : HttpEndpoint.bind(httpAddress);
+      HostEngine engine;
+      try {
+        engine = HostEngine.start(config);
+      } catch (RuntimeException e) {
+        if (endpoint != null) {
+          endpoint.close();
+        }
+        throw e;
+      }
+      if (endpoint != null) {
+        Duration bound = livenessBound;
+        endpoint.start(() -> engine.liveness(bound), engine::readiness, metricsSource);
+      }
+      return new DevicePluginHost(engine, endpoint);
     }
 
     /**

@@ -2,6 +2,9 @@ package io.github.deviceplugin4j.core;
 
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -20,6 +23,9 @@ import java.util.Optional;
  * @param totalDevices devices the kubelet sees
  * @param healthyDevices healthy devices the kubelet sees
  * @param socket the socket the DevicePlugin service is served on
+ * @param unhealthyReasons every unhealthy device the kubelet sees, by ID, in the backend's order,
+ *     with the reason the backend gave ({@link Device#unhealthyReason()}; empty when none). The
+ *     kubelet API has no field for reasons: only this status and the logs show them
  */
 public record ResourceStatus(
     String resourceName,
@@ -30,7 +36,8 @@ public record ResourceStatus(
     Optional<String> lastError,
     int totalDevices,
     int healthyDevices,
-    Path socket) {
+    Path socket,
+    Map<String, String> unhealthyReasons) {
 
   /**
    * Checks for nulls where a value is required.
@@ -44,11 +51,52 @@ public record ResourceStatus(
    * @param totalDevices see {@link #totalDevices()}
    * @param healthyDevices see {@link #healthyDevices()}
    * @param socket see {@link #socket()}
+   * @param unhealthyReasons see {@link #unhealthyReasons()}
    */
   public ResourceStatus {
     Objects.requireNonNull(resourceName, "resourceName");
     Objects.requireNonNull(mode, "mode");
     Objects.requireNonNull(lastError, "lastError");
     Objects.requireNonNull(socket, "socket");
+    unhealthyReasons =
+        unhealthyReasons == null
+            ? Map.of()
+            : Collections.unmodifiableMap(new LinkedHashMap<>(unhealthyReasons));
+  }
+
+  /**
+   * A status without unhealthy reasons.
+   *
+   * @param resourceName see {@link #resourceName()}
+   * @param registered see {@link #registered()}
+   * @param mode see {@link #mode()}
+   * @param registrations see {@link #registrations()}
+   * @param lastRegistered see {@link #lastRegistered()}
+   * @param lastError see {@link #lastError()}
+   * @param totalDevices see {@link #totalDevices()}
+   * @param healthyDevices see {@link #healthyDevices()}
+   * @param socket see {@link #socket()}
+   */
+  public ResourceStatus(
+      String resourceName,
+      boolean registered,
+      RegistrationMode mode,
+      int registrations,
+      Instant lastRegistered,
+      Optional<String> lastError,
+      int totalDevices,
+      int healthyDevices,
+      Path socket) {
+    this(
+        resourceName,
+        registered,
+        mode,
+        registrations,
+        lastRegistered,
+        lastError,
+        totalDevices,
+        healthyDevices,
+        socket,
+        Map.of());
   }
 }

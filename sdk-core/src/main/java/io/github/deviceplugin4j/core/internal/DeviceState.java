@@ -1,10 +1,12 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.Device;
+import io.github.deviceplugin4j.core.Health;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -13,6 +15,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The device list of one resource and the ListAndWatch streams that watch it.
@@ -55,6 +59,8 @@ public final class DeviceState {
     /** The kubelet cancelled the last open stream. */
     void streamsGone();
   }
+
+  private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
 
   private final List<ApiAdapter> adapters;
   private final Executor serial;
@@ -231,6 +237,53 @@ public final class DeviceState {
     }
   }
 
+  /** The most health changes logged one line each for one list; the rest are counted. */
+  static final int MAX_HEALTH_LINES = 20;
+
+  /**
+   * Logs each device whose health changed between two lists, once, with its reason; a device that
+   * appears unhealthy counts as a change.
+   */
+  static void logHealthChanges(String resource, Snapshot previous, Snapshot next) {
+    List<String> lines = healthChanges(previous, next);
+    int shown = Math.min(lines.size(), MAX_HEALTH_LINES);
+    for (int i = 0; i < shown; i++) {
+      LOG.info("{}: {}", resource, lines.get(i));
+    }
+    if (lines.size() > shown) {
+      LOG.info("{}: ... and {} more device health changes", resource, lines.size() - shown);
+    }
+  }
+
+  /**
+   * The health changes between two lists, one text per device: {@code device "gpu1": Healthy ->
+   * Unhealthy (ECC errors)}.
+   *
+   * @param previous the list before
+   * @param next the list now
+   * @return one line per changed device, in the order of the new list
+   */
+  static List<String> healthChanges(Snapshot previous, Snapshot next) {
+    List<String> lines = new ArrayList<>();
+    Map<String, Device> before = previous.byId();
+    for (Device d : next.devices()) {
+      Device old = before.get(d.id());
+      Health was = old == null ? null : old.health();
+      if (was == d.health() || (was == null && d.isHealthy())) {
+        continue;
+      }
+      lines.add(
+          "device \""
+              + d.id()
+              + "\": "
+              + (was == null ? "(new)" : was.wireValue())
+              + " -> "
+              + d.health().wireValue()
+              + (d.unhealthyReason().isEmpty() ? "" : " (" + d.unhealthyReason() + ")"));
+    }
+    return lines;
+  }
+
   private synchronized void apply(List<Device> raw) {
     Validation.DeviceCheck check = Validation.checkDevices(raw);
     if (!check.problems().isEmpty()) {
@@ -261,6 +314,7 @@ public final class DeviceState {
     if (next.sameWire(previous) && previous.sequence() > 0) {
       return;
     }
+    logHealthChanges(resource, previous, next);
     lastChangeNanos = System.nanoTime();
     for (Subscriber<?> s : subscribers) {
       s.offer(next);

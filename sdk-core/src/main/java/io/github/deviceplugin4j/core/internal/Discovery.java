@@ -33,6 +33,8 @@ final class Discovery {
   private final AtomicBoolean rescanQueued = new AtomicBoolean();
   private final DeviceSink sink;
   private volatile boolean closed;
+  // Whether devices() has returned a list once: until then there is no "last good list".
+  private volatile boolean listed;
 
   /**
    * Discovery for a backend.
@@ -59,6 +61,7 @@ final class Discovery {
           public void publish(List<Device> snapshot) {
             Objects.requireNonNull(snapshot, "snapshot");
             if (!closed) {
+              listed = true;
               devices.publish(snapshot);
             }
           }
@@ -115,6 +118,15 @@ final class Discovery {
         });
   }
 
+  /**
+   * Where the backend's {@code devices()} runs: a wedged call blocks it.
+   *
+   * @return the serial executor of the reads
+   */
+  java.util.concurrent.Executor reads() {
+    return reads;
+  }
+
   /** No more reads or publications. */
   void close() {
     closed = true;
@@ -146,6 +158,7 @@ final class Discovery {
       }
       throw e;
     }
+    listed = true;
     if (observers.enabled()) {
       observers.discovery(
           new PluginObserver.Discovery(name, true, "", list.size(), System.nanoTime() - start));
@@ -163,7 +176,10 @@ final class Discovery {
                 + operation
                 + "(): "
                 + ResourcePlugin.describe(e)
-                + "; the last good device list stays",
+                + (listed
+                    ? "; the last good device list stays"
+                    : "; no device list yet: the kubelet sees no devices until devices()"
+                        + " succeeds"),
             e);
     log.warn(error.getMessage(), e);
     failed.accept(error);

@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.DeviceBackend;
+import io.github.deviceplugin4j.core.ProbeResult;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceNames;
 import io.github.deviceplugin4j.core.ResourceStatus;
@@ -12,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -46,6 +48,7 @@ public final class HostEngine implements AutoCloseable {
   private final ScheduledThreadPoolExecutor timer;
   private final Listeners listeners;
   private DirectoryWatcher watcher;
+  private List<Liveness.Probe> probes;
   private volatile boolean closed;
 
   private HostEngine(EngineConfig config, RegistrationMode mode) {
@@ -333,6 +336,52 @@ public final class HostEngine implements AutoCloseable {
           "no resource \"" + resourceName + "\"; this host serves " + plugins.keySet());
     }
     return p.status();
+  }
+
+  /**
+   * Checks that the control loops, discoveries, timer and gRPC event loop each run a trivial task
+   * within the bound. Blocks up to the bound.
+   *
+   * @param bound how long each may take
+   * @return what is stuck
+   */
+  public ProbeResult liveness(Duration bound) {
+    if (closed) {
+      return ProbeResult.of(List.of("the plugin host is closed"));
+    }
+    return ProbeResult.of(Liveness.stuck(livenessProbes(), bound));
+  }
+
+  private synchronized List<Liveness.Probe> livenessProbes() {
+    if (probes == null) {
+      List<Liveness.Probe> all = new ArrayList<>();
+      plugins.values().forEach(p -> all.addAll(p.livenessProbes()));
+      all.add(new Liveness.Probe("timer (deadlines, retries, safety checks)", timer));
+      int i = 0;
+      for (io.netty.util.concurrent.EventExecutor loop : group) {
+        all.add(new Liveness.Probe("gRPC event loop #" + i++ + " (the kubelet's calls)", loop));
+      }
+      probes = List.copyOf(all);
+    }
+    return probes;
+  }
+
+  /**
+   * Whether every resource is registered and serving, naming those that are not.
+   *
+   * @return the result
+   */
+  public ProbeResult readiness() {
+    if (closed) {
+      return ProbeResult.of(List.of("the plugin host is closed"));
+    }
+    List<String> problems = new ArrayList<>();
+    for (ResourcePlugin p : plugins.values()) {
+      if (!p.isReady()) {
+        problems.add(p.resourceName() + " is not registered with the kubelet");
+      }
+    }
+    return ProbeResult.of(problems);
   }
 
   /**

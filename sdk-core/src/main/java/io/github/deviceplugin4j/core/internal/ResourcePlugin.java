@@ -53,6 +53,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final RateLimitedLog deviceLog;
   private final RateLimitedLog requestLog;
 
+  private final List<Liveness.Probe> probes;
   private volatile int lastTotal = -1;
   private volatile int lastHealthy = -1;
 
@@ -106,6 +107,13 @@ public final class ResourcePlugin implements PluginEndpoint {
         new RegistrationContext(
             name, shared, control, requests, devicePluginServices(), this::streamCheckLater);
     this.strategy = strategy(mode, registration);
+    this.probes =
+        List.of(
+            new Liveness.Probe(
+                "control loop of " + name + " (registration, file events, listeners)", control),
+            new Liveness.Probe(
+                "discovery of " + name + " (the backend's devices() has not returned)",
+                discovery.reads()));
     this.deviceLog = new RateLimitedLog(LOG, WARN_PERIOD);
     this.requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
   }
@@ -243,7 +251,8 @@ public final class ResourcePlugin implements PluginEndpoint {
         Optional.ofNullable(registration.lastError()),
         s.devices().size(),
         s.healthy(),
-        strategy.socket());
+        strategy.socket(),
+        s.unhealthyReasons());
   }
 
   /**
@@ -253,6 +262,16 @@ public final class ResourcePlugin implements PluginEndpoint {
    */
   public boolean isReady() {
     return registration.registered() && !registration.closed() && !strategy.replaced();
+  }
+
+  /**
+   * What a liveness check of this resource pings: its control loop (registration, file events,
+   * listeners) and its discovery (the backend's {@code devices()}).
+   *
+   * @return the probes, created once
+   */
+  List<Liveness.Probe> livenessProbes() {
+    return probes;
   }
 
   /**

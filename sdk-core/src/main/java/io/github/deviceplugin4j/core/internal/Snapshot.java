@@ -107,6 +107,24 @@ public final class Snapshot {
   }
 
   /**
+   * The unhealthy devices with their reasons.
+   *
+   * @return ID to reason (empty when none given), in list order
+   */
+  public Map<String, String> unhealthyReasons() {
+    if (healthy == devices.size()) {
+      return Map.of();
+    }
+    Map<String, String> reasons = new LinkedHashMap<>();
+    for (Device d : devices) {
+      if (!d.isHealthy()) {
+        reasons.put(d.id(), d.unhealthyReason());
+      }
+    }
+    return reasons;
+  }
+
+  /**
    * The ListAndWatch message of an API version.
    *
    * @param adapter the version

@@ -66,9 +66,56 @@ public final class Validation {
         problems.add("device \"" + d.id() + "\" dropped: " + String.join(", ", allocationProblems));
         continue;
       }
+      String reasonProblem = reasonProblem(d.unhealthyReason());
+      if (reasonProblem != null) {
+        problems.add(
+            "device \""
+                + d.id()
+                + "\" kept, but its unhealthy reason "
+                + reasonProblem
+                + ": keep it under "
+                + Device.MAX_REASON
+                + " printable characters");
+        d = d.withHealth(d.health(), cleanReason(d.unhealthyReason()));
+      }
       accepted.add(d);
     }
     return new DeviceCheck(accepted, problems);
+  }
+
+  /**
+   * What is wrong with an unhealthy reason.
+   *
+   * @param reason the reason
+   * @return the problem, or null when fine
+   */
+  static String reasonProblem(String reason) {
+    if (reason.isEmpty()) {
+      return null;
+    }
+    if (reason.length() > Device.MAX_REASON) {
+      return "is " + reason.length() + " characters; shortened";
+    }
+    for (int i = 0; i < reason.length(); i++) {
+      if (Character.isISOControl(reason.charAt(i))) {
+        return "contains a control character; replaced by a space";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * An unhealthy reason made acceptable: control characters replaced by spaces, cut to {@link
+   * Device#MAX_REASON} characters (ending with "...").
+   *
+   * @param reason the reason
+   * @return the cleaned reason
+   */
+  static String cleanReason(String reason) {
+    String clean = reason.replaceAll("\\p{Cntrl}", " ");
+    return clean.length() <= Device.MAX_REASON
+        ? clean
+        : clean.substring(0, Device.MAX_REASON - 3) + "...";
   }
 
   /**

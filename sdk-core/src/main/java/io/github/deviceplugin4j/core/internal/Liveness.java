@@ -1,0 +1,92 @@
+package io.github.deviceplugin4j.core.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Checks that the engine's executors still run tasks: each gets a trivial task, and one that does
+ * not run it within the bound is stuck. While a probe's task has not run, later checks wait for the
+ * same task instead of queueing another, so a wedged executor does not collect probes.
+ */
+final class Liveness {
+
+  /** One executor to check. */
+  static final class Probe {
+    private final String name;
+    private final Executor executor;
+    private final AtomicReference<CompletableFuture<Void>> pending = new AtomicReference<>();
+
+    /**
+     * A probe.
+     *
+     * @param name what is stuck when it fails, e.g. {@code control loop of example.com/gpu}
+     * @param executor where the trivial task runs
+     */
+    Probe(String name, Executor executor) {
+      this.name = name;
+      this.executor = executor;
+    }
+
+    String name() {
+      return name;
+    }
+
+    /** The task that shows the executor runs: the one still pending, or a new one. */
+    CompletableFuture<Void> ping() {
+      while (true) {
+        CompletableFuture<Void> last = pending.get();
+        if (last != null && !last.isDone()) {
+          return last;
+        }
+        CompletableFuture<Void> next = new CompletableFuture<>();
+        if (pending.compareAndSet(last, next)) {
+          try {
+            executor.execute(() -> next.complete(null));
+          } catch (RejectedExecutionException shuttingDown) {
+            next.completeExceptionally(shuttingDown);
+          }
+          return next;
+        }
+      }
+    }
+  }
+
+  private Liveness() {}
+
+  /**
+   * Pings every probe and waits up to the bound for all of them.
+   *
+   * @param probes what to check
+   * @param bound how long each may take
+   * @return the names of the stuck ones (or of those that refuse tasks), in probe order
+   */
+  static List<String> stuck(List<Probe> probes, Duration bound) {
+    List<CompletableFuture<Void>> pings = new ArrayList<>(probes.size());
+    for (Probe p : probes) {
+      pings.add(p.ping());
+    }
+    long deadline = System.nanoTime() + bound.toNanos();
+    List<String> stuck = new ArrayList<>();
+    for (int i = 0; i < probes.size(); i++) {
+      try {
+        pings.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        stuck.add(probes.get(i).name() + " did not run a task within " + bound.toMillis() + " ms");
+      } catch (ExecutionException e) {
+        stuck.add(probes.get(i).name() + " refuses tasks (shutting down)");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        stuck.add(probes.get(i).name() + " was not checked (interrupted)");
+      }
+    }
+    return stuck;
+  }
+}

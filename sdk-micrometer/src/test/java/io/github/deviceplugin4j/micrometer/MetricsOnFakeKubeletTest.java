@@ -18,6 +18,13 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -148,6 +155,63 @@ class MetricsOnFakeKubeletTest {
                       .contains("deviceplugin4j_streams_open{" + TAG + "} 1"));
     }
     assertThat(scrape()).contains("deviceplugin4j_registered{" + TAG + "} 0");
+  }
+
+  @Test
+  void hostEndpoint_servesTheScrapeOverHttp_inTheFormatTheAcceptHeaderAsksFor() throws Exception {
+    Ports ports = new Ports();
+    DevicePluginHost.Builder builder =
+        DevicePluginHost.builder()
+            .pluginDir(dir)
+            .registrationMode(RegistrationMode.LEGACY)
+            .backend(ports)
+            .httpEndpoint(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .metricsSource(source);
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        DevicePluginHost host = metrics.bindTo(builder).start()) {
+      kubelet.awaitDevices(RESOURCE, d -> d.size() == 4, WAIT);
+      kubelet.allocate(RESOURCE, 2);
+      ports.unhealthy(Set.of("port0", "port1"));
+      kubelet.awaitDevices(RESOURCE, d -> d.stream().filter(s -> !s.healthy()).count() == 2, WAIT);
+      URI uri = URI.create("http://" + hostPort(host.httpAddress().orElseThrow()) + "/metrics");
+      HttpClient http = HttpClient.newHttpClient();
+
+      await()
+          .atMost(WAIT)
+          .untilAsserted(
+              () -> {
+                HttpResponse<String> text =
+                    http.send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString());
+                assertThat(text.statusCode()).isEqualTo(200);
+                assertThat(text.headers().firstValue("Content-Type"))
+                    .contains(PrometheusMetricsSource.TEXT);
+                assertThat(text.body())
+                    .contains(
+                        "deviceplugin4j_rpc_seconds_count{code=\"OK\",method=\"Allocate\","
+                            + TAG
+                            + "} 1")
+                    .contains("deviceplugin4j_devices{health=\"unhealthy\"," + TAG + "} 2")
+                    .contains("deviceplugin4j_devices{health=\"healthy\"," + TAG + "} 2")
+                    .contains("deviceplugin4j_registered{" + TAG + "} 1");
+              });
+      HttpResponse<String> open =
+          http.send(
+              HttpRequest.newBuilder(uri)
+                  .header("Accept", "application/openmetrics-text; version=1.0.0")
+                  .build(),
+              BodyHandlers.ofString());
+      assertThat(open.statusCode()).isEqualTo(200);
+      assertThat(open.headers().firstValue("Content-Type"))
+          .contains(PrometheusMetricsSource.OPENMETRICS);
+      assertThat(open.body())
+          .contains("deviceplugin4j_registered{" + TAG + "} 1")
+          .endsWith("# EOF\n");
+    }
+  }
+
+  private static String hostPort(InetSocketAddress a) {
+    String host = a.getAddress().getHostAddress();
+    return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
   }
 
   private String scrape() {

@@ -231,7 +231,7 @@ public final class DevicePluginMetrics implements PluginObserver, PluginListener
     final Timer discoveryOk;
     final Timer discoveryFailed;
     private final Map<Method, Map<String, Timer>> rpcTimers = new EnumMap<>(Method.class);
-    private final Map<Method, Counter> requested = new EnumMap<>(Method.class);
+    private final Map<Method, Counter> requested = new ConcurrentHashMap<>();
     private final Map<String, Counter> streamsEnded = new ConcurrentHashMap<>();
     private final Map<String, Timer> registrations = new ConcurrentHashMap<>();
     private final Map<RegistrationMode, Counter> reRegistrations = new ConcurrentHashMap<>();
@@ -241,13 +241,6 @@ public final class DevicePluginMetrics implements PluginObserver, PluginListener
       this.resource = resource;
       for (Method method : Method.values()) {
         rpcTimers.put(method, new ConcurrentHashMap<>());
-        requested.put(
-            method,
-            Counter.builder(PREFIX + "devices.requested")
-                .description("Device IDs named by the kubelet's requests")
-                .tag("resource", resource)
-                .tag("method", methodName(method))
-                .register(registry));
       }
       Gauge.builder(PREFIX + "registered", registered, AtomicInteger::get)
           .description("1 while the kubelet has accepted the resource, else 0")
@@ -324,7 +317,18 @@ public final class DevicePluginMetrics implements PluginObserver, PluginListener
     }
 
     Counter requested(Method method) {
-      return requested.get(method);
+      Counter counter = requested.get(method);
+      if (counter != null) {
+        return counter;
+      }
+      return requested.computeIfAbsent(
+          method,
+          m ->
+              Counter.builder(PREFIX + "devices.requested")
+                  .description("Device IDs named by the kubelet's requests")
+                  .tag("resource", resource)
+                  .tag("method", methodName(m))
+                  .register(registry));
     }
 
     void streamEnded(String code) {

@@ -5,6 +5,7 @@ import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc.DevicePluginBlockin
 import io.github.deviceplugin4j.benchmarks.AllocateScenario.Result;
 import io.github.deviceplugin4j.benchmarks.process.GoObserver;
 import io.github.deviceplugin4j.benchmarks.process.GoPrograms;
+import io.github.deviceplugin4j.core.PluginObserver;
 import io.github.deviceplugin4j.micrometer.DevicePluginMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -26,6 +27,7 @@ public final class ObserverScenario implements Scenario {
   public static final String TITLE = "Allocate with metrics off and on (1 device ID)";
 
   static final String OFF = "bench.example.com/off";
+  static final String NOOP = "bench.example.com/noop";
   static final String ON = "bench.example.com/micrometer";
 
   @Override
@@ -55,7 +57,8 @@ public final class ObserverScenario implements Scenario {
                 + AllocateScenario.ROUNDS
                 + " alternating blocks after "
                 + Fmt.count(sizes.allocateWarmup())
-                + " warm-up calls; latencies in µs. off: no observer; micrometer:"
+                + " warm-up calls; latencies in µs. off: no observer; noop: an observer that does"
+                + " nothing (the core's cost of reporting); micrometer:"
                 + " DevicePluginMetrics (observer and listener) over a PrometheusMeterRegistry."
                 + " Ratio rows: micrometer / off.",
             "concurrency",
@@ -72,10 +75,15 @@ public final class ObserverScenario implements Scenario {
       node.sdk(AllocateScenario.DEVICES, b -> {}, new BenchBackend(OFF, AllocateScenario.DEVICES));
       node.sdk(
           AllocateScenario.DEVICES,
+          b -> b.observer(new PluginObserver() {}),
+          new BenchBackend(NOOP, AllocateScenario.DEVICES));
+      node.sdk(
+          AllocateScenario.DEVICES,
           metrics::bindTo,
           new BenchBackend(ON, AllocateScenario.DEVICES));
       Map<String, DevicePluginBlockingStub> stubs = new LinkedHashMap<>();
       stubs.put(OFF, node.stub(OFF));
+      stubs.put(NOOP, node.stub(NOOP));
       stubs.put(ON, node.stub(ON));
       List<AllocateRequest> requests = AllocateScenario.requests();
       for (int concurrency : sizes.concurrencies()) {
@@ -83,6 +91,7 @@ public final class ObserverScenario implements Scenario {
         Stats off = results.get(OFF).stats();
         Stats on = results.get(ON).stats();
         rows.add(row(concurrency, "off", results.get(OFF)));
+        rows.add(row(concurrency, "noop", results.get(NOOP)));
         rows.add(row(concurrency, "micrometer", results.get(ON)));
         double p50 = (double) on.percentile(50) / off.percentile(50);
         rows.add(

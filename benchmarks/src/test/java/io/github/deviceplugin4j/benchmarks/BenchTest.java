@@ -43,10 +43,10 @@ class BenchTest {
   @Test
   void observerComparesMetricsOffAndOnAtEveryConcurrency() {
     Report.Table t = report.table(ObserverScenario.TITLE).orElseThrow();
-    // per concurrency: off, micrometer, ratio
-    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * 3);
+    // per concurrency: off, noop, micrometer, ratio
+    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * 4);
     assertThat(t.rows().stream().map(r -> r.get(1)).distinct())
-        .containsExactly("off", "micrometer", "**micrometer / off**");
+        .containsExactly("off", "noop", "micrometer", "**micrometer / off**");
     for (int r = 0; r < t.rows().size(); r++) {
       assertThat(number(t.cell(r, "p50"))).isPositive();
     }

@@ -144,9 +144,9 @@ public final class AllocateScenario implements Scenario {
     };
   }
 
-  private record Result(Stats stats, double opsPerSecond) {}
+  record Result(Stats stats, double opsPerSecond) {}
 
-  private static Map<String, Result> measure(
+  static Map<String, Result> measure(
       Map<String, DevicePluginBlockingStub> stubs,
       List<AllocateRequest> requests,
       int concurrency,

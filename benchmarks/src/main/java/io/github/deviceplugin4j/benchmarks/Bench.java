@@ -32,10 +32,10 @@ import java.util.stream.Stream;
  *     [--client=jvm|go]
  * </pre>
  *
- * <p>{@code --client=go} drives the {@code allocate} and {@code restart} scenarios, and runs the
- * {@code flags} scenario, with the Go programs of {@code benchmarks/go} (grpc-go, like the
- * kubelet), every plugin a separate process; without Go installed those scenarios say how to
- * install it and skip.
+ * <p>{@code --client=go} drives the {@code allocate}, {@code observer} and {@code restart}
+ * scenarios, and runs the {@code flags} scenario, with the Go programs of {@code benchmarks/go}
+ * (grpc-go, like the kubelet), every plugin a separate process; without Go installed those
+ * scenarios say how to install it and skip.
  */
 public final class Bench {
 
@@ -50,6 +50,7 @@ public final class Bench {
     return List.of(
         new AllocateScenario(),
         new AdmitScenario(),
+        new ObserverScenario(),
         new HealthScenario(),
         new RestartScenario(),
         new ScaleScenario(),

@@ -64,10 +64,27 @@ public final class Node implements AutoCloseable {
    * @return the host
    */
   public DevicePluginHost sdk(int devices, DeviceBackend... backends) {
+    return sdk(devices, b -> {}, backends);
+  }
+
+  /**
+   * Starts an SDK host for backends (legacy registration) with more settings, e.g. an observer, and
+   * waits until each lists its devices.
+   *
+   * @param devices how many devices each lists
+   * @param settings applied to the builder before it starts
+   * @param backends the backends
+   * @return the host
+   */
+  public DevicePluginHost sdk(
+      int devices,
+      java.util.function.Consumer<DevicePluginHost.Builder> settings,
+      DeviceBackend... backends) {
     DevicePluginHost.Builder b =
         DevicePluginHost.builder()
             .pluginDir(kubelet.pluginDir())
             .registrationMode(RegistrationMode.LEGACY);
+    settings.accept(b);
     for (DeviceBackend backend : backends) {
       b.backend(backend);
     }

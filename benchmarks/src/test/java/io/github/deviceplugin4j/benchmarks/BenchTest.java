@@ -30,7 +30,7 @@ class BenchTest {
     report =
         Bench.run(
             Sizes.quick(),
-            Set.of("allocate", "admit", "health", "restart", "scale"),
+            Set.of("allocate", "observer", "admit", "health", "restart", "scale"),
             Path.of("..", "examples"),
             new PrintStream(out, true, StandardCharsets.UTF_8));
     printed = out.toString(StandardCharsets.UTF_8);
@@ -38,6 +38,21 @@ class BenchTest {
 
   static double number(String cell) {
     return Double.parseDouble(cell.replace(",", "").replace("×", "").replace(" %", ""));
+  }
+
+  @Test
+  void observerComparesMetricsOffAndOnAtEveryConcurrency() {
+    Report.Table t = report.table(ObserverScenario.TITLE).orElseThrow();
+    // per concurrency: off, noop, micrometer, ratio
+    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * 4);
+    assertThat(t.rows().stream().map(r -> r.get(1)).distinct())
+        .containsExactly("off", "noop", "micrometer", "**micrometer / off**");
+    for (int r = 0; r < t.rows().size(); r++) {
+      assertThat(number(t.cell(r, "p50"))).isPositive();
+    }
+    assertThat(report.targets())
+        .extracting(Report.Target::name)
+        .contains("Metrics cost on Allocate p50, concurrency 1");
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.deviceplugin4j.benchmarks.AllocateScenario;
 import io.github.deviceplugin4j.benchmarks.BenchContext;
+import io.github.deviceplugin4j.benchmarks.ObserverScenario;
 import io.github.deviceplugin4j.benchmarks.Report;
 import io.github.deviceplugin4j.benchmarks.RestartScenario;
 import io.github.deviceplugin4j.benchmarks.Scenario;
@@ -90,6 +91,26 @@ class GoClientScenariosTest {
     assertThat(report.targets())
         .extracting(Report.Target::name)
         .contains("Go client: FPGA example (image flags) Allocate p50, concurrency 1");
+  }
+
+  @Test
+  void observerWithGoClient_measuresMetricsOffAndOnProcesses() throws Exception {
+    assumeGo();
+    Report report = run(new ObserverScenario());
+
+    Report.Table t = report.table(GoObserver.TITLE).orElseThrow();
+    List<String> plugins = List.of("off", "micrometer", "**micrometer / off**");
+    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * plugins.size());
+    for (int r = 0; r < t.rows().size(); r++) {
+      assertThat(t.cell(r, "plugin")).isEqualTo(plugins.get(r % plugins.size()));
+      assertThat(number(t.cell(r, "p50"))).isPositive();
+      if (r % plugins.size() < 2) {
+        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
+      }
+    }
+    assertThat(report.targets())
+        .extracting(Report.Target::name)
+        .contains("Go client: metrics cost on Allocate p50, concurrency 1");
   }
 
   @Test

@@ -32,12 +32,17 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -59,9 +64,10 @@ import java.util.stream.Stream;
  * called as the kubelet calls it (options, ListAndWatch, GetPreferredAllocation, Allocate,
  * PreStartContainer) over its Unix socket; its registration, with {@code kubelet.sock} linked to
  * the plugin's own socket (the Register call crosses the whole gRPC client and server path and is
- * refused, as this plugin serves no Registration service); then the same plugin in plugin-watcher
- * mode, asked for its info and told it is registered. The archive applies only to the same jar at
- * the same path, with compatible flags: train with the image's own flags.
+ * refused, as this plugin serves no Registration service), with its HTTP endpoint on a loopback
+ * port asked for {@code /metrics}, {@code /healthz} and {@code /readyz}; then the same plugin in
+ * plugin-watcher mode, asked for its info and told it is registered. The archive applies only to
+ * the same jar at the same path, with compatible flags: train with the image's own flags.
  */
 public final class CdsTraining {
 
@@ -109,12 +115,14 @@ public final class CdsTraining {
 
   private static void legacy(Path pluginDir, EventLoopGroup group) throws Exception {
     Files.createDirectories(pluginDir);
-    try (DevicePluginHost host =
+    DevicePluginHost.Builder builder =
         DevicePluginHost.builder()
             .pluginDir(pluginDir)
             .registrationMode(RegistrationMode.LEGACY)
-            .backend(new Backend())
-            .start()) {
+            .backend(new Backend());
+    PluginMetrics.enable(
+        builder, Optional.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
+    try (DevicePluginHost host = builder.start()) {
       Path socket = host.status(RESOURCE).socket();
       ManagedChannel ch = channel(socket, group);
       try {
@@ -122,10 +130,32 @@ public final class CdsTraining {
       } finally {
         ch.shutdownNow().awaitTermination(STEP_SECONDS, TimeUnit.SECONDS);
       }
+      InetSocketAddress http = host.httpAddress().orElseThrow();
+      for (String path : List.of("/metrics", "/healthz", "/readyz")) {
+        get(http, path);
+      }
       Files.createSymbolicLink(pluginDir.resolve("kubelet.sock"), socket);
       await(
           () -> host.status(RESOURCE).lastError().isPresent(),
           "a registration attempt on kubelet.sock");
+    }
+  }
+
+  /**
+   * One GET over a plain socket, as a probe or a scraper sends it; the answer is read and dropped.
+   */
+  private static void get(InetSocketAddress address, String path) throws IOException {
+    try (Socket socket = new Socket(address.getAddress(), address.getPort())) {
+      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(STEP_SECONDS));
+      socket
+          .getOutputStream()
+          .write(
+              ("GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      byte[] head = socket.getInputStream().readAllBytes();
+      if (head.length < 12 || head[0] != 'H') {
+        throw new IllegalStateException("GET " + path + " got no HTTP answer");
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.PluginListener;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
+import io.github.deviceplugin4j.examples.common.PluginMetrics;
 import io.github.deviceplugin4j.examples.fixtures.DflFixture;
 import io.github.deviceplugin4j.examples.fixtures.InfinibandFixture;
 import io.github.deviceplugin4j.examples.fixtures.SriovFixture;
@@ -25,6 +26,13 @@ import io.github.deviceplugin4j.testkit.PodRequest;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +42,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,10 +53,11 @@ import java.util.stream.Stream;
 
 /**
  * Runs the example plugins against the fake kubelet on a generated node and prints what happens:
- * registration, the advertised devices and capacity, allocations with their container edits, a
- * device failing and recovering, and a kubelet restart with the re-registration time. Then the FPGA
- * backend runs as a DRA driver against a mock API server: slices, a claim allocated, prepared into
- * a CDI spec, a health change, and the claim unprepared ({@link DraDemo}).
+ * registration, the advertised devices and capacity, allocations with their container edits, a few
+ * lines of the plugins' {@code /metrics} after them, a device failing and recovering, and a kubelet
+ * restart with the re-registration time. Then the FPGA backend runs as a DRA driver against a mock
+ * API server: slices, a claim allocated, prepared into a CDI spec, a health change, and the claim
+ * unprepared ({@link DraDemo}).
  *
  * <p>Everything printed is read back from the fake kubelet (what it received over gRPC on Unix
  * sockets) or from the files the plugins wrote; nothing is simulated in between.
@@ -229,6 +239,11 @@ public final class Demo {
             }
           });
 
+      // The example images' HTTP endpoint (/metrics, /healthz, /readyz), here on a free loopback
+      // port.
+      PluginMetrics.enable(
+          builder, Optional.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
+
       step(
           "plugins",
           "starting "
@@ -304,6 +319,8 @@ public final class Demo {
                 .count();
         detail(
             "PreStartContainer called " + preStarts + " time(s): the FPGA pre-start check passed");
+
+        metricLines(host, fpgaRes);
 
         // 6. A device failing and recovering: the PF's link goes down, then up.
         nic.linkState("ens1f0", false);
@@ -442,6 +459,34 @@ public final class Demo {
     if (!problems.isEmpty()) {
       throw new IllegalStateException("malformed allocation: " + problems);
     }
+  }
+
+  /** Prints a few lines of the plugins' own /metrics, fetched over HTTP as Prometheus would. */
+  private void metricLines(DevicePluginHost host, String fpgaRes) throws Exception {
+    InetSocketAddress a = host.httpAddress().orElseThrow();
+    URI uri =
+        URI.create("http://" + a.getAddress().getHostAddress() + ":" + a.getPort() + "/metrics");
+    HttpClient http = HttpClient.newHttpClient();
+    HttpResponse<String> r =
+        http.send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString());
+    if (r.statusCode() != 200) {
+      throw new IllegalStateException("GET " + uri + " answered " + r.statusCode());
+    }
+    List<String> lines =
+        r.body()
+            .lines()
+            .filter(l -> !l.startsWith("#"))
+            .filter(
+                l ->
+                    l.startsWith("deviceplugin4j_rpc_seconds_count{code=\"OK\",method=\"Allocate\"")
+                        || (l.contains("resource=\"" + fpgaRes + "\"")
+                            && (l.startsWith("deviceplugin4j_devices{")
+                                || l.startsWith("deviceplugin4j_registered{")
+                                || l.startsWith("deviceplugin4j_devices_requested_total{"))))
+            .sorted()
+            .toList();
+    step("plugins", "GET " + uri + " (the example images serve it on :9400):");
+    lines.forEach(this::detail);
   }
 
   private static String numaOf(FakeKubelet kubelet, String resource, List<String> ids) {

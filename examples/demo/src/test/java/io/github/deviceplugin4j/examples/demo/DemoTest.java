@@ -33,6 +33,13 @@ class DemoTest {
         .contains("kept the container on NUMA 1 ")
         .contains("device /dev/dfl-port.")
         .contains("the FPGA pre-start check passed")
+        .contains(
+            "deviceplugin4j_rpc_seconds_count{code=\"OK\",method=\"Allocate\","
+                + "resource=\"fpga.example.com/af-"
+                + Demo.AFU_A
+                + "\"} 1")
+        .contains(
+            "deviceplugin4j_registered{resource=\"fpga.example.com/af-" + Demo.AFU_A + "\"} 1")
         .contains("all 4 VFs Unhealthy, allocatable 0 of 4")
         .contains("all VFs Healthy again, allocatable 4 of 4")
         .contains("re-registered nic.example.com/sriov_dpdk after ")

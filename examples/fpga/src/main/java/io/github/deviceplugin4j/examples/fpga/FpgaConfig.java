@@ -1,11 +1,14 @@
 package io.github.deviceplugin4j.examples.fpga;
 
+import io.github.deviceplugin4j.examples.common.MetricsAddress;
 import io.github.deviceplugin4j.examples.common.Settings;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Settings of the FPGA plugin.
@@ -25,6 +28,10 @@ import java.util.Objects;
  * <tr><td>{@code --ready-file}</td><td>{@code FPGA_READY_FILE}</td>
  *     <td>{@code /tmp/deviceplugin4j.ready}</td>
  *     <td>written once every resource is registered (for the readiness probe)</td></tr>
+ * <tr><td>{@code --metrics-address}</td><td>{@code FPGA_METRICS_ADDRESS}, {@code METRICS_ADDRESS}</td>
+ *     <td>none ({@code :9400} in the image)</td>
+ *     <td>{@code [host]:port} of the HTTP endpoint: {@code /metrics}, {@code /healthz},
+ *     {@code /readyz}; see {@link MetricsAddress}</td></tr>
  * <tr><td>{@code --config}</td><td>{@code FPGA_CONFIG}</td><td>none</td>
  *     <td>a properties file with the keys above (without {@code --})</td></tr>
  * </table>
@@ -34,9 +41,15 @@ import java.util.Objects;
  * @param domain the resource names' domain
  * @param pollInterval how often sysfs is read again
  * @param readyFile the readiness file
+ * @param metricsAddress where the HTTP endpoint listens; empty for none
  */
 public record FpgaConfig(
-    Path root, Mode mode, String domain, Duration pollInterval, Path readyFile) {
+    Path root,
+    Mode mode,
+    String domain,
+    Duration pollInterval,
+    Path readyFile,
+    Optional<InetSocketAddress> metricsAddress) {
 
   /** How ports are grouped into resources. */
   public enum Mode {
@@ -54,6 +67,7 @@ public record FpgaConfig(
    * @param domain see {@link #domain()}
    * @param pollInterval see {@link #pollInterval()}
    * @param readyFile see {@link #readyFile()}
+   * @param metricsAddress see {@link #metricsAddress()}
    */
   public FpgaConfig {
     Objects.requireNonNull(root, "root");
@@ -61,9 +75,23 @@ public record FpgaConfig(
     Objects.requireNonNull(domain, "domain");
     Objects.requireNonNull(pollInterval, "pollInterval");
     Objects.requireNonNull(readyFile, "readyFile");
+    Objects.requireNonNull(metricsAddress, "metricsAddress");
     if (pollInterval.isNegative() || pollInterval.isZero()) {
       throw new IllegalArgumentException("pollInterval must be positive, was " + pollInterval);
     }
+  }
+
+  /**
+   * Settings without an HTTP endpoint.
+   *
+   * @param root see {@link #root()}
+   * @param mode see {@link #mode()}
+   * @param domain see {@link #domain()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
+  public FpgaConfig(Path root, Mode mode, String domain, Duration pollInterval, Path readyFile) {
+    this(root, mode, domain, pollInterval, readyFile, Optional.empty());
   }
 
   /**
@@ -96,13 +124,15 @@ public record FpgaConfig(
     defaults.put("domain", "fpga.example.com");
     defaults.put("poll-interval", "5s");
     defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
+    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
     Settings s = Settings.parse(args, env, "FPGA_", defaults);
     return new FpgaConfig(
         Path.of(s.get("root")),
         s.choice("mode", Mode.class),
         s.get("domain"),
         s.duration("poll-interval"),
-        Path.of(s.get("ready-file")));
+        Path.of(s.get("ready-file")),
+        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
   }
 
   /**

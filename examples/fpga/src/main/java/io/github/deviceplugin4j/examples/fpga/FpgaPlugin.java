@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.examples.fpga;
 
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.ReadinessFile;
+import io.github.deviceplugin4j.examples.common.PluginMetrics;
 import java.util.List;
 
 /** The FPGA device plugin's entry point: {@code java -jar deviceplugin4j-example-fpga.jar}. */
@@ -25,6 +26,7 @@ public final class FpgaPlugin {
     DevicePluginHost.Builder host =
         DevicePluginHost.builder().listener(new ReadinessFile(config.readyFile(), names));
     backends.forEach(host::backend);
+    PluginMetrics.enable(host, config.metricsAddress());
     host.run();
   }
 }

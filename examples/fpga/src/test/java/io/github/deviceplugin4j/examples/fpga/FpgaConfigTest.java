@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.examples.fpga;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,6 +42,25 @@ class FpgaConfigTest {
     assertThat(c.pollInterval()).isEqualTo(Duration.ofMillis(500));
     assertThat(c.resourceName("69528db6eb31577a8c3668f9faa081f6"))
         .isEqualTo("env.example.com/region-69528db6eb31577a8c3668f9faa081f6");
+  }
+
+  @Test
+  void metricsAddress_isOffByDefault_fromMetricsAddressEnv_andOverriddenByFlag() {
+    assertThat(FpgaConfig.parse(new String[0], Map.of()).metricsAddress()).isEmpty();
+    assertThat(
+            FpgaConfig.parse(new String[0], Map.of("METRICS_ADDRESS", ":9400"))
+                .metricsAddress()
+                .orElseThrow()
+                .getPort())
+        .isEqualTo(9400);
+    assertThat(
+            FpgaConfig.parse(
+                    new String[] {"--metrics-address=127.0.0.1:9500"},
+                    Map.of("METRICS_ADDRESS", ":9400", "FPGA_METRICS_ADDRESS", ":9401"))
+                .metricsAddress())
+        .contains(new InetSocketAddress("127.0.0.1", 9500));
+    assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--metrics-address=9400"}, Map.of()))
+        .hasMessageContaining("metrics-address must be [host]:port");
   }
 
   @Test

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -12,6 +15,7 @@ import io.github.deviceplugin4j.examples.testing.Manifests;
 import io.github.deviceplugin4j.examples.testing.StrictYaml;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -43,8 +47,63 @@ class ManifestTest {
     assertThat(Quantity.getAmountInBytes(c.getResources().getLimits().get("memory")).longValue())
         .as("room for the tuned JVM (about 60 MiB RSS)")
         .isGreaterThanOrEqualTo(128L << 20);
-    assertThat(c.getReadinessProbe().getExec().getCommand())
-        .containsExactly("test", "-f", FpgaConfig.defaults(Path.of("/")).readyFile().toString());
+  }
+
+  @Test
+  void probesAndScrapeAnnotationsUseThePortThePluginListensOn() throws Exception {
+    DaemonSet ds = StrictYaml.read(K8S.resolve("daemonset.yaml"), DaemonSet.class);
+
+    assertThat(Manifests.metricsEndpointProblems(ds, configuredPort(ds))).isEmpty();
+  }
+
+  @Test
+  void aProbeOnAnotherPortIsCaught() throws Exception {
+    String yaml =
+        Files.readString(K8S.resolve("daemonset.yaml")).replaceFirst("port: metrics", "port: 9999");
+    DaemonSet ds = StrictYaml.read(yaml, DaemonSet.class);
+
+    assertThat(Manifests.metricsEndpointProblems(ds, configuredPort(ds)))
+        .singleElement()
+        .asString()
+        .contains("livenessProbe probes port 9999");
+  }
+
+  @Test
+  void podMonitorSelectsThePluginPodsAndScrapesTheMetricsPort() throws Exception {
+    DaemonSet ds = StrictYaml.read(K8S.resolve("daemonset.yaml"), DaemonSet.class);
+    PodMonitor pm = StrictYaml.read(K8S.resolve("podmonitor.yaml"), PodMonitor.class);
+
+    assertThat(pm.apiVersion()).isEqualTo("monitoring.coreos.com/v1");
+    assertThat(pm.kind()).isEqualTo("PodMonitor");
+    assertThat(pm.metadata().getNamespace()).isEqualTo(ds.getMetadata().getNamespace());
+    assertThat(ds.getSpec().getTemplate().getMetadata().getLabels())
+        .containsAllEntriesOf(pm.spec().selector().getMatchLabels());
+    Container c = ds.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(pm.spec().podMetricsEndpoints())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.path()).isEqualTo("/metrics");
+              assertThat(Manifests.resolve(c, new IntOrString(e.port())))
+                  .isEqualTo(configuredPort(ds));
+            });
+  }
+
+  /** The Prometheus Operator's PodMonitor, the fields this example uses. */
+  record PodMonitor(String apiVersion, String kind, ObjectMeta metadata, PodMonitorSpec spec) {}
+
+  record PodMonitorSpec(LabelSelector selector, List<Endpoint> podMetricsEndpoints) {}
+
+  record Endpoint(String port, String path, String interval) {}
+
+  private static int configuredPort(DaemonSet ds) {
+    Container plugin = ds.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Map<String, String> env =
+        plugin.getEnv().stream().collect(Collectors.toMap(e -> e.getName(), e -> e.getValue()));
+    return FpgaConfig.parse(plugin.getArgs().toArray(String[]::new), env)
+        .metricsAddress()
+        .orElseThrow(() -> new AssertionError("the DaemonSet does not turn the endpoint on"))
+        .getPort();
   }
 
   @Test

@@ -1,6 +1,8 @@
 package io.github.deviceplugin4j.examples.infiniband;
 
+import io.github.deviceplugin4j.examples.common.MetricsAddress;
 import io.github.deviceplugin4j.examples.common.Settings;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -8,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Settings of the InfiniBand/RDMA plugin.
@@ -31,6 +34,10 @@ import java.util.Objects;
  *     <td>how often sysfs is read again</td></tr>
  * <tr><td>{@code --ready-file}</td><td>{@code IB_READY_FILE}</td>
  *     <td>{@code /tmp/deviceplugin4j.ready}</td><td>written once the resource is registered</td></tr>
+ * <tr><td>{@code --metrics-address}</td><td>{@code IB_METRICS_ADDRESS}, {@code METRICS_ADDRESS}</td>
+ *     <td>none ({@code :9400} in the image)</td>
+ *     <td>{@code [host]:port} of the HTTP endpoint: {@code /metrics}, {@code /healthz},
+ *     {@code /readyz}; see {@link MetricsAddress}</td></tr>
  * <tr><td>{@code --config}</td><td>{@code IB_CONFIG}</td><td>none</td>
  *     <td>a properties file with the keys above (without {@code --})</td></tr>
  * </table>
@@ -43,6 +50,7 @@ import java.util.Objects;
  * @param hcas the HCAs to serve; empty for all
  * @param pollInterval how often sysfs is read again
  * @param readyFile the readiness file
+ * @param metricsAddress where the HTTP endpoint listens; empty for none
  */
 public record InfinibandConfig(
     Path root,
@@ -52,7 +60,8 @@ public record InfinibandConfig(
     String resource,
     List<String> hcas,
     Duration pollInterval,
-    Path readyFile) {
+    Path readyFile,
+    Optional<InetSocketAddress> metricsAddress) {
 
   /** How HCAs become devices. */
   public enum Mode {
@@ -73,6 +82,7 @@ public record InfinibandConfig(
    * @param hcas see {@link #hcas()}
    * @param pollInterval see {@link #pollInterval()}
    * @param readyFile see {@link #readyFile()}
+   * @param metricsAddress see {@link #metricsAddress()}
    */
   public InfinibandConfig {
     Objects.requireNonNull(root, "root");
@@ -82,6 +92,7 @@ public record InfinibandConfig(
     hcas = List.copyOf(hcas);
     Objects.requireNonNull(pollInterval, "pollInterval");
     Objects.requireNonNull(readyFile, "readyFile");
+    Objects.requireNonNull(metricsAddress, "metricsAddress");
     if (slots < 1 || slots > 1000) {
       throw new IllegalArgumentException("slots must be between 1 and 1000, was " + slots);
     }
@@ -92,6 +103,30 @@ public record InfinibandConfig(
     if (pollInterval.isNegative() || pollInterval.isZero()) {
       throw new IllegalArgumentException("pollInterval must be positive, was " + pollInterval);
     }
+  }
+
+  /**
+   * Settings without an HTTP endpoint.
+   *
+   * @param root see {@link #root()}
+   * @param mode see {@link #mode()}
+   * @param slots see {@link #slots()}
+   * @param domain see {@link #domain()}
+   * @param resource see {@link #resource()}
+   * @param hcas see {@link #hcas()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
+  public InfinibandConfig(
+      Path root,
+      Mode mode,
+      int slots,
+      String domain,
+      String resource,
+      List<String> hcas,
+      Duration pollInterval,
+      Path readyFile) {
+    this(root, mode, slots, domain, resource, hcas, pollInterval, readyFile, Optional.empty());
   }
 
   /**
@@ -149,6 +184,7 @@ public record InfinibandConfig(
     defaults.put("hcas", "");
     defaults.put("poll-interval", "5s");
     defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
+    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
     Settings s = Settings.parse(args, env, "IB_", defaults);
     Mode mode = s.choice("mode", Mode.class);
     int slots = s.get("slots").isEmpty() ? (mode == Mode.SHARED ? 8 : 1) : s.integer("slots");
@@ -169,7 +205,8 @@ public record InfinibandConfig(
         resource,
         hcas,
         s.duration("poll-interval"),
-        Path.of(s.get("ready-file")));
+        Path.of(s.get("ready-file")),
+        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
   }
 
   /**
@@ -180,7 +217,7 @@ public record InfinibandConfig(
    */
   public InfinibandConfig withHcas(List<String> names) {
     return new InfinibandConfig(
-        root, mode, slots, domain, resource, names, pollInterval, readyFile);
+        root, mode, slots, domain, resource, names, pollInterval, readyFile, metricsAddress);
   }
 
   /**
@@ -190,7 +227,8 @@ public record InfinibandConfig(
    * @return a copy with {@code pollInterval} replaced
    */
   public InfinibandConfig withPollInterval(Duration interval) {
-    return new InfinibandConfig(root, mode, slots, domain, resource, hcas, interval, readyFile);
+    return new InfinibandConfig(
+        root, mode, slots, domain, resource, hcas, interval, readyFile, metricsAddress);
   }
 
   /**

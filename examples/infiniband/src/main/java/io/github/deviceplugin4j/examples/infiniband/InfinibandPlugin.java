@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.examples.infiniband;
 
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.ReadinessFile;
+import io.github.deviceplugin4j.examples.common.PluginMetrics;
 import java.util.List;
 
 /**
@@ -18,9 +19,11 @@ public final class InfinibandPlugin {
    */
   public static void main(String[] args) {
     InfinibandConfig config = InfinibandConfig.parse(args, System.getenv());
-    DevicePluginHost.builder()
-        .backend(new InfinibandBackend(config))
-        .listener(new ReadinessFile(config.readyFile(), List.of(config.resourceName())))
-        .run();
+    DevicePluginHost.Builder host =
+        DevicePluginHost.builder()
+            .backend(new InfinibandBackend(config))
+            .listener(new ReadinessFile(config.readyFile(), List.of(config.resourceName())));
+    PluginMetrics.enable(host, config.metricsAddress());
+    host.run();
   }
 }

@@ -35,8 +35,19 @@ class ManifestTest {
         .containsEntry("/host/dev", "/dev");
     assertThat(c.getResources().getRequests()).containsKeys("cpu", "memory");
     assertThat(c.getResources().getLimits()).containsKeys("cpu", "memory");
-    assertThat(c.getReadinessProbe().getExec().getCommand())
-        .containsExactly("test", "-f", "/tmp/deviceplugin4j.ready");
+  }
+
+  @Test
+  void probesAndScrapeAnnotationsUseThePortThePluginListensOn() throws Exception {
+    DaemonSet ds = StrictYaml.read(K8S.resolve("daemonset.yaml"), DaemonSet.class);
+    Container plugin = ds.getSpec().getTemplate().getSpec().getContainers().get(0);
+    int port =
+        InfinibandConfig.parse(plugin.getArgs().toArray(String[]::new), Map.of())
+            .metricsAddress()
+            .orElseThrow()
+            .getPort();
+
+    assertThat(Manifests.metricsEndpointProblems(ds, port)).isEmpty();
   }
 
   @Test

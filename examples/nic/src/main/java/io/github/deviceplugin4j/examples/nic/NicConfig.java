@@ -1,6 +1,8 @@
 package io.github.deviceplugin4j.examples.nic;
 
+import io.github.deviceplugin4j.examples.common.MetricsAddress;
 import io.github.deviceplugin4j.examples.common.Settings;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -30,6 +33,10 @@ import java.util.TreeMap;
  *     <td>how often sysfs is read again</td></tr>
  * <tr><td>{@code --ready-file}</td><td>{@code NIC_READY_FILE}</td>
  *     <td>{@code /tmp/deviceplugin4j.ready}</td><td>written once every pool is registered</td></tr>
+ * <tr><td>{@code --metrics-address}</td><td>{@code NIC_METRICS_ADDRESS}, {@code METRICS_ADDRESS}</td>
+ *     <td>none ({@code :9400} in the image)</td>
+ *     <td>{@code [host]:port} of the HTTP endpoint: {@code /metrics}, {@code /healthz},
+ *     {@code /readyz}; see {@link MetricsAddress}</td></tr>
  * <tr><td>{@code pool.<name>.pf-names}</td><td>-</td><td>-</td>
  *     <td>one resource {@code <domain>/<name>}; see {@link NicPool} for its other keys</td></tr>
  * </table>
@@ -40,6 +47,7 @@ import java.util.TreeMap;
  * @param devInfoDir the device-info directory
  * @param pollInterval how often sysfs is read again
  * @param readyFile the readiness file
+ * @param metricsAddress where the HTTP endpoint listens; empty for none
  */
 public record NicConfig(
     Path root,
@@ -47,7 +55,8 @@ public record NicConfig(
     List<NicPool> pools,
     Path devInfoDir,
     Duration pollInterval,
-    Path readyFile) {
+    Path readyFile,
+    Optional<InetSocketAddress> metricsAddress) {
 
   /** The directory SR-IOV-aware CNI plugins read device-info files from. */
   public static final Path DEVINFO_DIR = Path.of("/var/run/k8s.cni.cncf.io/devinfo/dp");
@@ -61,6 +70,7 @@ public record NicConfig(
    * @param devInfoDir see {@link #devInfoDir()}
    * @param pollInterval see {@link #pollInterval()}
    * @param readyFile see {@link #readyFile()}
+   * @param metricsAddress see {@link #metricsAddress()}
    */
   public NicConfig {
     Objects.requireNonNull(root, "root");
@@ -69,6 +79,7 @@ public record NicConfig(
     Objects.requireNonNull(devInfoDir, "devInfoDir");
     Objects.requireNonNull(pollInterval, "pollInterval");
     Objects.requireNonNull(readyFile, "readyFile");
+    Objects.requireNonNull(metricsAddress, "metricsAddress");
     if (pools.isEmpty()) {
       throw new IllegalArgumentException(
           "no pool configured: add pool.<name>.pf-names=<pf>[,<pf>...] to the config file");
@@ -76,6 +87,26 @@ public record NicConfig(
     if (pollInterval.isNegative() || pollInterval.isZero()) {
       throw new IllegalArgumentException("pollInterval must be positive, was " + pollInterval);
     }
+  }
+
+  /**
+   * Settings without an HTTP endpoint.
+   *
+   * @param root see {@link #root()}
+   * @param domain see {@link #domain()}
+   * @param pools see {@link #pools()}
+   * @param devInfoDir see {@link #devInfoDir()}
+   * @param pollInterval see {@link #pollInterval()}
+   * @param readyFile see {@link #readyFile()}
+   */
+  public NicConfig(
+      Path root,
+      String domain,
+      List<NicPool> pools,
+      Path devInfoDir,
+      Duration pollInterval,
+      Path readyFile) {
+    this(root, domain, pools, devInfoDir, pollInterval, readyFile, Optional.empty());
   }
 
   /**
@@ -112,6 +143,7 @@ public record NicConfig(
     defaults.put("devinfo-dir", DEVINFO_DIR.toString());
     defaults.put("poll-interval", "5s");
     defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
+    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
     Settings s = Settings.parse(args, env, "NIC_", defaults, "pool.");
     Map<String, Map<String, String>> byPool = new TreeMap<>();
     s.extra()
@@ -150,7 +182,8 @@ public record NicConfig(
         pools,
         Path.of(s.get("devinfo-dir")),
         s.duration("poll-interval"),
-        Path.of(s.get("ready-file")));
+        Path.of(s.get("ready-file")),
+        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
   }
 
   /**

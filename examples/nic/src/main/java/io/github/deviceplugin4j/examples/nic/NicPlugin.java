@@ -2,6 +2,7 @@ package io.github.deviceplugin4j.examples.nic;
 
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.ReadinessFile;
+import io.github.deviceplugin4j.examples.common.PluginMetrics;
 import java.util.List;
 
 /** The SR-IOV NIC device plugin's entry point: {@code java -jar deviceplugin4j-example-nic.jar}. */
@@ -21,6 +22,7 @@ public final class NicPlugin {
     DevicePluginHost.Builder host =
         DevicePluginHost.builder().listener(new ReadinessFile(config.readyFile(), names));
     backends.forEach(host::backend);
+    PluginMetrics.enable(host, config.metricsAddress());
     host.run();
   }
 }

@@ -51,8 +51,24 @@ class ManifestTest {
             });
     assertThat(c.getResources().getRequests()).containsKeys("cpu", "memory");
     assertThat(c.getResources().getLimits()).containsKeys("cpu", "memory");
-    assertThat(c.getReadinessProbe().getExec().getCommand())
-        .containsExactly("test", "-f", "/tmp/deviceplugin4j.ready");
+  }
+
+  @Test
+  void probesAndScrapeAnnotationsUseThePortThePluginListensOn(@TempDir Path dir) throws Exception {
+    DaemonSet ds = StrictYaml.read(K8S.resolve("daemonset.yaml"), DaemonSet.class);
+    ConfigMap cm = StrictYaml.read(K8S.resolve("configmap.yaml"), ConfigMap.class);
+    Path file = dir.resolve("nic.properties");
+    Files.writeString(file, cm.getData().get("nic.properties"));
+    List<String> args =
+        new ArrayList<>(ds.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs());
+    args.replaceAll(a -> a.startsWith("--config=") ? "--config=" + file : a);
+    int port =
+        NicConfig.parse(args.toArray(String[]::new), Map.of())
+            .metricsAddress()
+            .orElseThrow()
+            .getPort();
+
+    assertThat(Manifests.metricsEndpointProblems(ds, port)).isEmpty();
   }
 
   @Test

@@ -59,31 +59,6 @@ class StagedReleaseIT {
   }
 
   @Test
-  void theReleaseProfileExcludesExactlyTheUnpublishedModulesFromCentral() {
-    List<Module> modules = ReactorModules.read(ROOT);
-    Set<String> unpublished =
-        modules.stream()
-            .filter(m -> !m.published())
-            .map(Module::artifactId)
-            .collect(Collectors.toCollection(TreeSet::new));
-    Element root = ReactorModules.parse(ROOT.resolve("pom.xml")).getDocumentElement();
-    Set<String> excluded = new TreeSet<>();
-    for (Element profile : elements(root.getElementsByTagName("profile"))) {
-      if (child(profile, "id").map(e -> e.getTextContent().trim()).orElse("").equals("release")) {
-        for (Element artifact : elements(profile.getElementsByTagName("artifact"))) {
-          excluded.add(artifact.getTextContent().trim());
-        }
-      }
-    }
-
-    assertThat(excluded)
-        .as(
-            "excludeArtifacts of central-publishing-maven-plugin (release profile of pom.xml) must"
-                + " list exactly the modules with publish.skip=true")
-        .isEqualTo(unpublished);
-  }
-
-  @Test
   void everyPublishedModuleIsStagedWithJarsSbomAndReleaseMetadata() throws IOException {
     Assumptions.assumeFalse(
         System.getProperty("release.offline", "").endsWith("true"),

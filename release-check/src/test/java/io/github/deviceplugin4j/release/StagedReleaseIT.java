@@ -39,7 +39,8 @@ class StagedReleaseIT {
           "deviceplugin4j-testkit",
           "deviceplugin4j-cdi",
           "deviceplugin4j-dra",
-          "deviceplugin4j-dra-testkit");
+          "deviceplugin4j-dra-testkit",
+          "deviceplugin4j-micrometer");
 
   /** Extra jars some modules publish, by classifier. */
   static final Map<String, List<String>> EXTRA_JARS =

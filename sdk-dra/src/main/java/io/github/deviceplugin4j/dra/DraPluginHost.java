@@ -146,15 +146,9 @@ public final class DraPluginHost implements AutoCloseable {
             "the driver's health reporting of " + driverName + " failed to start: " + e, e);
       }
     }
-    synchronized (this) {
-      // The DRA socket first: the kubelet connects to it as soon as it sees the registration.
-      draServer = UdsServer.start(draSocket, permissions, draServices, group, null);
-      registrationServer =
-          UdsServer.start(
-              registrationSocket, permissions, List.of(registration.bindService()), group, null);
-    }
+    // Watching before the sockets exist, so a deletion right after they are served is seen.
     watcher =
-        new DirectoryWatcher(
+        DirectoryWatcher.prepare(
             List.of(draSocket.getParent(), registrationSocket.getParent()),
             new DirectoryWatcher.Listener() {
               @Override
@@ -174,6 +168,14 @@ public final class DraPluginHost implements AutoCloseable {
               }
             },
             Duration.ofSeconds(5));
+    synchronized (this) {
+      // The DRA socket first: the kubelet connects to it as soon as it sees the registration.
+      draServer = UdsServer.start(draSocket, permissions, draServices, group, null);
+      registrationServer =
+          UdsServer.start(
+              registrationSocket, permissions, List.of(registration.bindService()), group, null);
+    }
+    watcher.start();
     timer.scheduleWithFixedDelay(this::ensureServing, 10, 10, TimeUnit.SECONDS);
     LOG.info(
         "DRA driver {} serving {} and registering through {}",

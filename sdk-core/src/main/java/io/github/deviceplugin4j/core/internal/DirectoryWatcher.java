@@ -67,7 +67,7 @@ public final class DirectoryWatcher implements AutoCloseable {
   private volatile boolean closed;
 
   /**
-   * Starts watching.
+   * Starts watching: {@link #prepare} and {@link #start} in one.
    *
    * @param dirs directories to watch; missing ones are watched once they exist
    * @param listener where events go
@@ -75,6 +75,11 @@ public final class DirectoryWatcher implements AutoCloseable {
    * @throws IOException when the watch service cannot be created
    */
   public DirectoryWatcher(List<Path> dirs, Listener listener, Duration recheck) throws IOException {
+    this(dirs, listener, recheck, true);
+  }
+
+  private DirectoryWatcher(List<Path> dirs, Listener listener, Duration recheck, boolean start)
+      throws IOException {
     this.service = FileSystems.getDefault().newWatchService();
     this.listener = listener;
     this.recheckNanos = recheck.toNanos();
@@ -84,7 +89,33 @@ public final class DirectoryWatcher implements AutoCloseable {
       }
     }
     this.thread = Threads.factory("watch", true).newThread(this::loop);
-    thread.start();
+    if (start) {
+      thread.start();
+    }
+  }
+
+  /**
+   * Watches the directories from now on but delivers nothing until {@link #start}: what changes in
+   * between (a socket deleted while the first registration is under way, say) is delivered then.
+   * Callers that create files and react to their deletion prepare the watcher before they create
+   * them, or a deletion in that window would go unnoticed.
+   *
+   * @param dirs directories to watch; missing ones are watched once they exist
+   * @param listener where events go, once started
+   * @param recheck how often to look for a missing directory
+   * @return the watcher, not started
+   * @throws IOException when the watch service cannot be created
+   */
+  public static DirectoryWatcher prepare(List<Path> dirs, Listener listener, Duration recheck)
+      throws IOException {
+    return new DirectoryWatcher(dirs, listener, recheck, false);
+  }
+
+  /** Starts delivering events, those since {@link #prepare} first; does nothing when started. */
+  public synchronized void start() {
+    if (!closed && thread.getState() == Thread.State.NEW) {
+      thread.start();
+    }
   }
 
   private boolean register(Path dir) {
@@ -218,7 +249,7 @@ public final class DirectoryWatcher implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
     closed = true;
     try {
       service.close();

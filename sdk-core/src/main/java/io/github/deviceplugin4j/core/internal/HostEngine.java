@@ -189,6 +189,19 @@ public final class HostEngine implements AutoCloseable {
   }
 
   private void startResources() {
+    List<Path> dirs = new ArrayList<>();
+    dirs.add(config.pluginDir());
+    if (mode == RegistrationMode.PLUGIN_WATCHER) {
+      dirs.add(config.registryDir());
+    }
+    // Watching before any socket is served: a socket deleted while the first registration is
+    // under way (the kubelet restarting, say) must not go unnoticed until the safety check. The
+    // events wait for start(), once every resource is in the map.
+    try {
+      watcher = DirectoryWatcher.prepare(dirs, new Events(), config.safetyInterval());
+    } catch (IOException e) {
+      throw new ConfigurationException("cannot watch " + dirs + ": " + e, e);
+    }
     Shared shared =
         new Shared(
             config, group, workers, timer, listeners, new Observers(config.hooks().observers()));
@@ -199,16 +212,7 @@ public final class HostEngine implements AutoCloseable {
       plugins.put(plugin.resourceName(), plugin);
       plugin.start();
     }
-    List<Path> dirs = new ArrayList<>();
-    dirs.add(config.pluginDir());
-    if (mode == RegistrationMode.PLUGIN_WATCHER) {
-      dirs.add(config.registryDir());
-    }
-    try {
-      watcher = new DirectoryWatcher(dirs, new Events(), config.safetyInterval());
-    } catch (IOException e) {
-      throw new ConfigurationException("cannot watch " + dirs + ": " + e, e);
-    }
+    watcher.start();
     // Each resource's check at its own offset within the period: with many resources, checks
     // submitted all at once would make the cached worker pool start a thread for each (100
     // resources: 100 more threads, idle for a minute after every check).

@@ -99,18 +99,40 @@ class GoClientScenariosTest {
     Report report = run(new ObserverScenario());
 
     Report.Table t = report.table(GoObserver.TITLE).orElseThrow();
-    List<String> plugins = List.of("off", "micrometer", "**micrometer / off**");
+    List<String> plugins =
+        List.of(
+            "off",
+            "micrometer",
+            "off-again",
+            "**micrometer / off**",
+            "**off-again / off** (noise)");
     assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * plugins.size());
     for (int r = 0; r < t.rows().size(); r++) {
       assertThat(t.cell(r, "plugin")).isEqualTo(plugins.get(r % plugins.size()));
       assertThat(number(t.cell(r, "p50"))).isPositive();
-      if (r % plugins.size() < 2) {
+      if (r % plugins.size() < 3) {
         assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
       }
     }
+    Report.Table cpu = report.table(GoObserver.CPU_TITLE).orElseThrow();
+    assertThat(cpu.rows())
+        .extracting(r -> r.get(0))
+        .containsExactly("off", "micrometer", "off-again");
+    double cpuTotal = 0;
+    for (int r = 0; r < 3; r++) {
+      double used = number(cpu.cell(r, "CPU µs per Allocate"));
+      assertThat(used).isNotNegative();
+      cpuTotal += used;
+    }
+    // 3,000 calls answered in all: more than one 10 ms clock tick of CPU between the processes
+    assertThat(cpuTotal).isPositive();
     assertThat(report.targets())
         .extracting(Report.Target::name)
-        .contains("Go client: metrics cost on Allocate p50, concurrency 1");
+        .contains(
+            "Go client: metrics cost on Allocate p50 (against the mean of off and off-again),"
+                + " concurrency 1",
+            "Go client: metrics cost in plugin CPU per Allocate (against the mean of off and"
+                + " off-again)");
   }
 
   @Test

@@ -3,13 +3,32 @@ package io.github.deviceplugin4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.core.internal.DeviceState;
+import io.github.deviceplugin4j.core.internal.Observers;
 import io.github.deviceplugin4j.core.internal.PluginEndpoint;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.RequestHandler;
 import io.github.deviceplugin4j.core.internal.Snapshot;
+import io.github.deviceplugin4j.core.internal.UdsServer;
 import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioDomainSocketChannel;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,6 +36,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The warm-up runs the request path in process before the kubelet's first call: it may run the
@@ -30,6 +50,18 @@ class WarmUpTest {
   final ExecutorService workers = Executors.newSingleThreadExecutor();
   final List<String> vendorCalls = new CopyOnWriteArrayList<>();
   final List<DevicePluginException> errors = new CopyOnWriteArrayList<>();
+  final List<String> observed = new CopyOnWriteArrayList<>();
+  final Observers recording =
+      new Observers(
+          List.of(
+              new PluginObserver() {
+                @Override
+                public void onRpc(Rpc rpc) {
+                  observed.add(rpc.method().name());
+                }
+              }));
+
+  @TempDir Path tmp;
 
   @AfterEach
   void tearDown() {
@@ -132,7 +164,57 @@ class WarmUpTest {
       public RequestHandler requests() {
         return handler;
       }
+
+      @Override
+      public Observers observers() {
+        return recording; // what the kubelet's calls report to; the warm-up must not
+      }
     };
+  }
+
+  /**
+   * Serves the socket warm-up's service on a real Unix socket, runs the warm-up's calls through a
+   * real channel, and returns the calls the server received, by method.
+   */
+  Map<String, Integer> warmUpOverSocket(PluginEndpoint plugin, int calls) throws Exception {
+    V1Beta1Adapter adapter = new V1Beta1Adapter("v1beta1");
+    Map<String, Integer> received = new ConcurrentHashMap<>();
+    ServerInterceptor counter =
+        new ServerInterceptor() {
+          @Override
+          public <Q, R> ServerCall.Listener<Q> interceptCall(
+              ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            received.merge(call.getMethodDescriptor().getBareMethodName(), 1, Integer::sum);
+            return next.startCall(call, headers);
+          }
+        };
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    UdsServer.Standby server = null;
+    ManagedChannel channel = null;
+    try {
+      server =
+          UdsServer.bind(
+              tmp,
+              PosixFilePermissions.fromString("rw-------"),
+              List.of(ServerInterceptors.intercept(adapter.warmUpService(plugin), counter)),
+              group);
+      channel =
+          NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(server.path()))
+              .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
+              .eventLoopGroup(group)
+              .usePlaintext()
+              .build();
+      adapter.warmUpOverSocket(plugin, channel, calls);
+      return received;
+    } finally {
+      if (channel != null) {
+        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      }
+      if (server != null) {
+        server.discard();
+      }
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+    }
   }
 
   /**
@@ -186,5 +268,63 @@ class WarmUpTest {
 
     assertThat(vendorCalls).isEmpty();
     assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void overASocket_aDeclarativeAllocateIsCalledThroughTheTransport_andNothingIsObserved()
+      throws Exception {
+    PluginEndpoint plugin =
+        endpoint(
+            new Declarative(), List.of(fpga("p0", Health.UNHEALTHY), fpga("p1", Health.HEALTHY)));
+
+    Map<String, Integer> received = warmUpOverSocket(plugin, 25);
+
+    assertThat(received).containsEntry("GetDevicePluginOptions", 25).containsEntry("Allocate", 25);
+    assertThat(observed).as("observer events of warm-up calls").isEmpty();
+    assertThat(errors).isEmpty();
+    try (var left = Files.list(tmp)) {
+      assertThat(left).as("what the warm-up's server left in the directory").isEmpty();
+    }
+  }
+
+  @Test
+  void overASocket_vendorAllocationCodeIsNeverCalled_onlyTheOptions() throws Exception {
+    PluginEndpoint plugin =
+        endpoint(new Vendor(), List.of(fpga("p0", Health.HEALTHY), fpga("p1", Health.HEALTHY)));
+
+    Map<String, Integer> received = warmUpOverSocket(plugin, 25);
+    drainWorkers();
+
+    assertThat(received).containsOnly(Map.entry("GetDevicePluginOptions", 25));
+    assertThat(vendorCalls).isEmpty();
+    assertThat(observed).isEmpty();
+  }
+
+  @Test
+  void aRealCallThroughTheSameServiceIsObserved_soTheCheckAboveCanFail() throws Exception {
+    PluginEndpoint plugin = endpoint(new Declarative(), List.of(fpga("p0", Health.HEALTHY)));
+    io.grpc.ServerServiceDefinition observedService =
+        new V1Beta1Adapter("v1beta1").devicePluginService(plugin);
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    UdsServer.Standby server =
+        UdsServer.bind(
+            tmp, PosixFilePermissions.fromString("rw-------"), List.of(observedService), group);
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(server.path()))
+            .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
+            .eventLoopGroup(group)
+            .usePlaintext()
+            .build();
+    try {
+      io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc.newBlockingStub(channel)
+          .getDevicePluginOptions(io.github.deviceplugin4j.api.v1beta1.Empty.getDefaultInstance());
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+      server.discard();
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+    }
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(observed).containsExactly("GET_DEVICE_PLUGIN_OPTIONS"));
   }
 }

@@ -81,4 +81,28 @@ public interface ApiAdapter {
    * @param rounds how many times each call runs
    */
   default void warmUp(PluginEndpoint plugin, int rounds) {}
+
+  /**
+   * This version's device plugin service for a warm-up over a socket: like {@link
+   * #devicePluginService} but reporting to no observer, so the calls of {@link #warmUpOverSocket}
+   * are seen by nobody.
+   *
+   * @param plugin the resource
+   * @return the service, or null when this version has no socket warm-up
+   */
+  default ServerServiceDefinition warmUpService(PluginEndpoint plugin) {
+    return null;
+  }
+
+  /**
+   * Calls a private server of {@link #warmUpService} through a real channel, so that the transport
+   * (Netty, HTTP/2, gRPC's server call path) runs compiled when the kubelet's first calls come: the
+   * in-process {@link #warmUp} cannot reach it. Only calls that run no vendor code are made ({@code
+   * GetDevicePluginOptions}, and {@code Allocate} when it is declarative).
+   *
+   * @param plugin the resource
+   * @param channel a channel to the private server
+   * @param calls how many calls of each kind
+   */
+  default void warmUpOverSocket(PluginEndpoint plugin, ManagedChannel channel, int calls) {}
 }

@@ -6,6 +6,8 @@ import io.github.deviceplugin4j.core.ProbeResult;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceNames;
 import io.github.deviceplugin4j.core.ResourceStatus;
+import io.grpc.ManagedChannel;
+import io.grpc.ServerServiceDefinition;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -25,6 +27,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -224,8 +227,17 @@ public final class HostEngine implements AutoCloseable {
       timer.scheduleWithFixedDelay(p::safetyCheck, period + offset, period, TimeUnit.NANOSECONDS);
     }
     int rounds = Integer.getInteger(WARM_UP_PROPERTY, DEFAULT_WARM_UP_ROUNDS);
-    if (rounds > 0) {
-      workers.execute(() -> warmUp(all, rounds));
+    int socketCalls = Integer.getInteger(WARM_UP_SOCKET_PROPERTY, DEFAULT_WARM_UP_SOCKET_CALLS);
+    if (rounds > 0 || socketCalls > 0) {
+      workers.execute(
+          () -> {
+            if (rounds > 0) {
+              warmUp(all, rounds);
+            }
+            if (socketCalls > 0 && !all.isEmpty() && SOCKET_WARM_UP.compareAndSet(false, true)) {
+              warmUpOverSocket(all.get(0), socketCalls, shared);
+            }
+          });
     }
   }
 
@@ -234,6 +246,55 @@ public final class HostEngine implements AutoCloseable {
 
   /** Rounds of the warm-up by default. */
   static final int DEFAULT_WARM_UP_ROUNDS = 50;
+
+  /** System property: calls of each kind the socket warm-up makes (0: none). */
+  public static final String WARM_UP_SOCKET_PROPERTY = "deviceplugin4j.warmUpSocketCalls";
+
+  /**
+   * Socket warm-up calls by default. C1 compiles a method after about 200 invocations; with 500 the
+   * transport's per-call methods are compiled, and their compilations done, before the kubelet's
+   * first Allocate in most starts (measured: the Allocate after a short idle went from 4-6 ms to
+   * 1.0-1.5 ms with the image's flags; 250 calls left 1.4-3.3 ms). It costs about half a second of
+   * one core at start, once per JVM.
+   */
+  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 500;
+
+  /** The transport's code is the JVM's: one socket warm-up per process, by its first host. */
+  private static final AtomicBoolean SOCKET_WARM_UP = new AtomicBoolean();
+
+  /**
+   * Calls a private server of the first resource over a real Unix socket (in a private directory of
+   * the plugin directory, which the kubelet never looks into), then stops it: the code shared by
+   * every resource's server (Netty, HTTP/2, gRPC's call path) is then loaded and compiled. Its
+   * service reports to no observer and no interceptor sees it; no vendor code runs.
+   */
+  private void warmUpOverSocket(ResourcePlugin plugin, int calls, Shared shared) {
+    long start = System.nanoTime();
+    for (ApiAdapter a : config.adapters()) {
+      ServerServiceDefinition service = a.warmUpService(plugin);
+      if (service == null || closed) {
+        continue;
+      }
+      UdsServer.Standby server = null;
+      ManagedChannel channel = null;
+      try {
+        server =
+            UdsServer.bind(config.pluginDir(), config.socketPermissions(), List.of(service), group);
+        channel = shared.channel(server.path());
+        a.warmUpOverSocket(plugin, channel, calls);
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("socket warm-up stopped: {}", e.toString());
+      } finally {
+        if (channel != null) {
+          channel.shutdownNow();
+        }
+        if (server != null) {
+          server.discard();
+        }
+      }
+    }
+    LOG.debug("socket warm-up: {} calls in {} ms", calls, (System.nanoTime() - start) / 1_000_000);
+  }
 
   /**
    * Runs each resource's request path in process so the kubelet's first calls find it loaded and

@@ -138,6 +138,15 @@ public final class UdsServer {
     }
 
     /**
+     * Where the server listens until it is placed (in its private directory).
+     *
+     * @return the socket path
+     */
+    public Path path() {
+      return bindPath;
+    }
+
+    /**
      * Whether the standby can still be placed: its server runs and its socket file is there.
      *
      * @return true when usable

@@ -137,18 +137,47 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
+  public ServerServiceDefinition warmUpService(PluginEndpoint plugin) {
+    return new Service(plugin, Observers.NONE).bindService();
+  }
+
+  @Override
+  public void warmUpOverSocket(PluginEndpoint plugin, ManagedChannel channel, int calls) {
+    Device sample = healthySample(plugin);
+    boolean allocate = sample != null && plugin.requests().declarativeAllocate();
+    AllocateRequest allocateRequest = allocateRequest(sample == null ? "warm-up" : sample.id());
+    DevicePluginGrpc.DevicePluginBlockingStub stub = DevicePluginGrpc.newBlockingStub(channel);
+    for (int i = 0; i < calls; i++) {
+      DevicePluginGrpc.DevicePluginBlockingStub call = stub.withDeadlineAfter(5, TimeUnit.SECONDS);
+      call.getDevicePluginOptions(Empty.getDefaultInstance());
+      if (allocate) {
+        call.allocate(allocateRequest);
+      }
+    }
+  }
+
+  private static Device healthySample(PluginEndpoint plugin) {
+    for (Device d : plugin.devices().current().devices()) {
+      if (d.health() == io.github.deviceplugin4j.core.Health.HEALTHY) {
+        return d;
+      }
+    }
+    return null;
+  }
+
+  private static AllocateRequest allocateRequest(String id) {
+    return AllocateRequest.newBuilder()
+        .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(id))
+        .build();
+  }
+
+  @Override
   public void warmUp(PluginEndpoint plugin, int rounds) {
     // The map fields of ContainerAllocateResponse need the file's descriptor, built on first use:
     // the largest part of a cold Allocate.
     DevicePluginApi.getDescriptor();
     Service service = new Service(plugin, Observers.NONE);
-    Device sample = null;
-    for (Device d : plugin.devices().current().devices()) {
-      if (d.health() == io.github.deviceplugin4j.core.Health.HEALTHY) {
-        sample = d;
-        break;
-      }
-    }
+    Device sample = healthySample(plugin);
     String id = sample == null ? "warm-up" : sample.id();
     boolean allocate = sample != null && plugin.requests().declarativeAllocate();
     ContainerAllocation allocation =
@@ -161,10 +190,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
                 .cdiDevice("example.com/class=warm-up")
                 .build()
             : sample.allocation();
-    AllocateRequest allocateRequest =
-        AllocateRequest.newBuilder()
-            .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(id))
-            .build();
+    AllocateRequest allocateRequest = allocateRequest(id);
     for (int i = 0; i < rounds; i++) {
       call(
           DevicePluginGrpc.getGetDevicePluginOptionsMethod(),

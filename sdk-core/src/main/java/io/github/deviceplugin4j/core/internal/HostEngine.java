@@ -251,13 +251,15 @@ public final class HostEngine implements AutoCloseable {
   public static final String WARM_UP_SOCKET_PROPERTY = "deviceplugin4j.warmUpSocketCalls";
 
   /**
-   * Socket warm-up calls by default. C1 compiles a method after about 200 invocations; with 500 the
-   * transport's per-call methods are compiled, and their compilations done, before the kubelet's
-   * first Allocate in most starts (measured: the Allocate after a short idle went from 4-6 ms to
-   * 1.0-1.5 ms with the image's flags; 250 calls left 1.4-3.3 ms). It costs about half a second of
-   * one core at start, once per JVM.
+   * Socket warm-up calls by default: none, it is opt-in. With 500 (C1 compiles a method after about
+   * 200 invocations) the transport's per-call methods are compiled before the kubelet's first
+   * Allocate in most starts: with the image's flags the Allocate after a short idle went from 3-6
+   * ms to about 1 ms. It costs 4.5-5 MiB more idle RSS (compiled code, compiler arenas, the client
+   * side's classes) and about a second of CPU at start, which the image's 64 MiB target cannot
+   * afford; a vendor whose first pods must not wait a few milliseconds turns it on with {@code
+   * -Ddeviceplugin4j.warmUpSocketCalls=500}.
    */
-  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 500;
+  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 0;
 
   /** The transport's code is the JVM's: one socket warm-up per process, by its first host. */
   private static final AtomicBoolean SOCKET_WARM_UP = new AtomicBoolean();

@@ -184,7 +184,25 @@ public final class GoAllocate {
       int warmup,
       int calls)
       throws Exception {
-    List<String> cmd = new ArrayList<>();
+    return client(go, dir, label, mode, targets, concurrencies, warmup, calls, List.of());
+  }
+
+  /**
+   * Runs the Go client once, its output in {@code client-<label>.log}, its command after {@code
+   * prefix} (a {@code taskset} pinning it, say).
+   */
+  static Map<String, Map<Integer, GoLines.Line>> client(
+      GoPrograms go,
+      Path dir,
+      String label,
+      String mode,
+      List<String> targets,
+      List<Integer> concurrencies,
+      int warmup,
+      int calls,
+      List<String> prefix)
+      throws Exception {
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(go.kubeletClient().toString());
     cmd.addAll(targets);
     cmd.add("-mode=" + mode);

@@ -114,25 +114,11 @@ class GoClientScenariosTest {
         assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
       }
     }
-    Report.Table cpu = report.table(GoObserver.CPU_TITLE).orElseThrow();
-    assertThat(cpu.rows())
-        .extracting(r -> r.get(0))
-        .containsExactly("off", "micrometer", "off-again");
-    double cpuTotal = 0;
-    for (int r = 0; r < 3; r++) {
-      double used = number(cpu.cell(r, "CPU µs per Allocate"));
-      assertThat(used).isNotNegative();
-      cpuTotal += used;
-    }
-    // 3,000 calls answered in all: more than one 10 ms clock tick of CPU between the processes
-    assertThat(cpuTotal).isPositive();
     assertThat(report.targets())
         .extracting(Report.Target::name)
         .contains(
             "Go client: metrics cost on Allocate p50 (against the mean of off and off-again),"
-                + " concurrency 1",
-            "Go client: metrics cost in plugin CPU per Allocate (against the mean of off and"
-                + " off-again)");
+                + " concurrency 1");
   }
 
   @Test

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	fake-kubelet -dir <plugin dir> [-restarts 30] [-warmup 5] [-cold-idle 60s] [-timeout 60s]
+//	fake-kubelet -dir <plugin dir> [-restarts 30] [-warmup 5] [-pause 0s] [-cold-idle 60s] [-timeout 60s]
 //
 // Lines printed (times in ns since kubelet.sock was served):
 //
@@ -146,6 +146,7 @@ func main() {
 	dir := flag.String("dir", "", "the device plugin directory (created if missing)")
 	restarts := flag.Int("restarts", 0, "measured restarts")
 	warmup := flag.Int("warmup", 5, "restarts before measuring")
+	pause := flag.Duration("pause", 0, "idle time before each restart (a real kubelet is down for seconds; the plugin is idle in between)")
 	coldIdle := flag.Duration("cold-idle", -1, "when >= 0: Allocate one device right after the first list, and again after this idle time")
 	timeout := flag.Duration("timeout", 60*time.Second, "longest wait for a registration")
 	flag.Parse()
@@ -183,6 +184,7 @@ func main() {
 		fmt.Printf("idle allocate=%d idle_seconds=%g\n", idle, coldIdle.Seconds())
 	}
 	for i := -*warmup; i < *restarts; i++ {
+		time.Sleep(*pause)
 		k.stop()
 		if err := k.serve(); err != nil {
 			fail("serve again: " + err.Error())

@@ -25,6 +25,13 @@ public final class GoRestart {
 
   static final int WARM_UP = 5;
 
+  /**
+   * Idle time before each restart. A real kubelet's restart takes seconds, and the plugin is idle
+   * meanwhile; restarting back to back measured a plugin that had not finished reacting to the
+   * previous restart (its standby server not yet bound again), which no node sees.
+   */
+  static final String PAUSE = "200ms";
+
   private GoRestart() {}
 
   /**
@@ -61,7 +68,10 @@ public final class GoRestart {
                 + n
                 + " restarts per plugin after "
                 + WARM_UP
-                + " warm-up restarts; ms. fpga-example: the FPGA example jar, image flags +"
+                + " warm-up restarts, each after "
+                + PAUSE
+                + " of idle (a kubelet is down for seconds when it restarts; back to back, the"
+                + " plugin would never be idle between restarts); ms. fpga-example: the FPGA example jar, image flags +"
                 + " AppCDS, legacy registration; go-stub: grpc-go plugin re-registering on"
                 + " inotify's create event of kubelet.sock.",
             "plugin",
@@ -134,7 +144,8 @@ public final class GoRestart {
                 go.fakeKubelet().toString(),
                 "-dir=" + pd,
                 "-restarts=" + restarts,
-                "-warmup=" + WARM_UP),
+                "-warmup=" + WARM_UP,
+                "-pause=" + PAUSE),
             Map.of(),
             log)) {
       GoLines.awaitFile(pd.resolve("kubelet.sock"), kubelet, GoAllocate.SETUP);

@@ -133,11 +133,27 @@ final class SocketOwner {
               previous == null ? null : previous.identity());
     }
     if (previous != null) {
-      previous.retire();
       superseded.add(previous);
-      prune();
     }
-    prepareStandby();
+    // Off the way to the Register that follows: stopping the previous server's listener took
+    // 0.3-3 ms (measured), and binding the next standby is the worker pool's, which may first
+    // start a thread. The previous listener's path is already this server's, so nobody can
+    // reach it meanwhile. The timer's thread always runs.
+    try {
+      shared.timer().execute(() -> afterReplace(previous));
+    } catch (RejectedExecutionException e) {
+      afterReplace(previous); // shutting down
+    }
+  }
+
+  private void afterReplace(UdsServer previous) {
+    if (previous != null) {
+      previous.retire();
+    }
+    synchronized (this) {
+      prune();
+      prepareStandby();
+    }
   }
 
   /**

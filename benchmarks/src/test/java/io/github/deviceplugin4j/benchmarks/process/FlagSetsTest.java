@@ -56,6 +56,25 @@ class FlagSetsTest {
   }
 
   @Test
+  void theCommittedCandidateFile_parsesAgainstTheImageFlags() throws Exception {
+    List<GoFlags.Config> sets =
+        GoFlags.parseSets(
+            Files.readAllLines(Path.of("flag-sets/c2-small.txt")),
+            JvmFlags.withAppCds("image", Path.of("app.jsa")));
+
+    assertThat(sets)
+        .extracting(GoFlags.Config::name)
+        .containsExactly("C2 small", "C2 small, no AppCDS", "image flags, no AppCDS");
+    JvmFlags.FlagSet small = sets.get(0).flags();
+    assertThat(small.flags())
+        .doesNotContain("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=16m")
+        .contains("-XX:ReservedCodeCacheSize=10m", "-XX:SharedArchiveFile=app.jsa");
+    assertThat(small.env()).containsEntry("MALLOC_ARENA_MAX", "1");
+    assertThat(sets.get(1).flags().flags()).noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"));
+    assertThat(sets.get(2).flags().flags()).containsExactlyElementsOf(JvmFlags.RECOMMENDED.flags());
+  }
+
+  @Test
   void start_givesTheProcessTheFlagSetsEnvironment_explicitEntriesWin(@TempDir Path dir)
       throws Exception {
     Path source = dir.resolve("PrintEnv.java");

@@ -117,13 +117,23 @@ public final class GoFlags implements Scenario {
     GoPrograms go = found.get();
     Sizes sizes = ctx.sizes();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    List<Config> configs = new ArrayList<>(configs(AppCds.of(ctx, node).imageBuild().flags()));
-    if (Files.isExecutable(jdk25())) {
+    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    String setsFile = System.getProperty(SETS_PROPERTY);
+    List<Config> configs = new ArrayList<>(configs(image));
+    if (setsFile != null) {
+      configs.removeIf(c -> !CANDIDATE_BASELINES.contains(c.name()));
+      configs.addAll(parseSets(Files.readAllLines(Path.of(setsFile)), image));
+    } else if (Files.isExecutable(jdk25())) {
       configs.add(new Config(AOT_ROW, AppCds.aotCache(ctx, node.jar(), jdk25())));
     }
     Map<Config, List<String>> rows = new LinkedHashMap<>();
-    loadAndMemory(ctx, go, node, configs, rows);
-    for (Config c : configs) {
+    Path dump =
+        System.getProperty(DUMP_PROPERTY) == null
+            ? null
+            : Path.of(System.getProperty(DUMP_PROPERTY));
+    loadAndMemory(ctx, go, node, configs, rows, dump);
+    boolean loadOnly = Boolean.getBoolean(LOAD_ONLY_PROPERTY);
+    for (Config c : loadOnly ? List.<Config>of() : configs) {
       GoRestart.Steps s =
           GoRestart.measure(
               ctx,
@@ -177,7 +187,110 @@ public final class GoFlags implements Scenario {
             "restart p99",
             "restart max");
     rows.values().forEach(table::add);
-    cold(ctx, report, go, node, configs);
+    if (!loadOnly) {
+      cold(ctx, report, go, node, configs);
+    }
+  }
+
+  /**
+   * System property naming a file of candidate flag sets: the table then has the Go stub, the
+   * image's flags, C2 lean and these, instead of its usual rows (and no JDK 25 row). One set per
+   * line, {@code name | tokens}; blank lines and lines starting with {@code #} are skipped. The
+   * tokens change the image's flags (with its AppCDS archive): {@code !<flag>} removes that flag
+   * ({@code !<prefix>*} every flag starting with the prefix, e.g. {@code
+   * !-XX:SharedArchiveFile=*}), {@code +C2_LEAN} adds {@link #C2_LEAN} (after removing {@code
+   * -XX:TieredStopAtLevel=1}), {@code KEY=VALUE} is an environment entry (glibc's {@code
+   * MALLOC_ARENA_MAX}, ...), anything else is appended as a JVM flag.
+   */
+  public static final String SETS_PROPERTY = "bench.flags.sets";
+
+  /** The usual rows kept beside candidate sets: the references they are judged against. */
+  static final List<String> CANDIDATE_BASELINES =
+      List.of("go-stub", "image flags", "image flags, C2 lean");
+
+  /** System property: {@code true} measures latency and RSS only (no restart, no cold tables). */
+  public static final String LOAD_ONLY_PROPERTY = "bench.flags.loadOnly";
+
+  /**
+   * System property naming a directory where each JVM's {@code /proc/<pid>/smaps_rollup} and {@code
+   * smaps} and, when it runs with {@code -XX:NativeMemoryTracking}, its NMT summary are written
+   * idle, after the load and settled ({@code <row>.1idle.smaps}, ...): where the MiB are.
+   */
+  public static final String DUMP_PROPERTY = "bench.flags.dump";
+
+  /**
+   * Parses candidate flag sets (see {@link #SETS_PROPERTY}).
+   *
+   * @param lines the file's lines
+   * @param image the image's flags, which each set changes
+   * @return one row per set
+   */
+  static List<Config> parseSets(List<String> lines, JvmFlags.FlagSet image) {
+    List<Config> sets = new ArrayList<>();
+    for (String line : lines) {
+      String l = line.strip();
+      if (l.isEmpty() || l.startsWith("#")) {
+        continue;
+      }
+      int bar = l.indexOf('|');
+      if (bar < 0) {
+        throw new IllegalArgumentException(
+            "flag set line without '|' in " + SETS_PROPERTY + ": '" + l + "'; write name | tokens");
+      }
+      String name = l.substring(0, bar).strip();
+      List<String> flags = new ArrayList<>(image.flags());
+      Map<String, String> env = new LinkedHashMap<>();
+      for (String t : l.substring(bar + 1).strip().split("\\s+")) {
+        if (t.isEmpty()) {
+          continue;
+        } else if (t.equals("+C2_LEAN")) {
+          flags.remove("-XX:TieredStopAtLevel=1");
+          flags.addAll(C2_LEAN);
+        } else if (t.startsWith("!")) {
+          String gone = t.substring(1);
+          boolean removed =
+              gone.endsWith("*")
+                  ? flags.removeIf(f -> f.startsWith(gone.substring(0, gone.length() - 1)))
+                  : flags.remove(gone);
+          if (!removed) {
+            throw new IllegalArgumentException(
+                "flag set '" + name + "' removes " + gone + ", which the image's flags lack");
+          }
+        } else if (!t.startsWith("-") && t.contains("=")) {
+          env.put(t.substring(0, t.indexOf('=')), t.substring(t.indexOf('=') + 1));
+        } else {
+          flags.add(t);
+        }
+      }
+      sets.add(new Config(name, new JvmFlags.FlagSet(name, flags, image.java(), env)));
+    }
+    return sets;
+  }
+
+  /** Writes a process's smaps_rollup (and NMT summary when it tracks) to the dump directory. */
+  private static void dump(Path dir, Config c, JavaProcess p, String when) {
+    if (dir == null || c.go()) {
+      return;
+    }
+    String base = c.name().replaceAll("[^A-Za-z0-9]+", "_") + "." + when;
+    try {
+      Files.createDirectories(dir);
+      for (String file : List.of("smaps_rollup", "smaps")) {
+        Files.writeString(
+            dir.resolve(base + "." + file),
+            Files.readString(Path.of("/proc", Long.toString(p.pid()), file)));
+      }
+      if (c.flags().flags().stream().anyMatch(f -> f.startsWith("-XX:NativeMemoryTracking"))) {
+        Map<String, Long> nmt = NativeMemory.committed(p.pid(), dir.resolve(base + ".nmt"));
+        Files.writeString(
+            dir.resolve(base + ".nmt.sum"),
+            nmt.entrySet().stream()
+                .map(e -> e.getKey() + "\t" + Fmt.mib(e.getValue()))
+                .collect(Collectors.joining("\n", "", "\n")));
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot dump the memory of " + c.name() + ": " + e, e);
+    }
   }
 
   /** Latency at c=1 and c=16, then the memory load, all processes at once. */
@@ -186,7 +299,8 @@ public final class GoFlags implements Scenario {
       GoPrograms go,
       FpgaNode node,
       List<Config> configs,
-      Map<Config, List<String>> rows)
+      Map<Config, List<String>> rows,
+      Path dump)
       throws Exception {
     Sizes sizes = ctx.sizes();
     Path dir = ctx.newDir("gf");
@@ -223,6 +337,7 @@ public final class GoFlags implements Scenario {
               c.name() + " did not register: " + e.getMessage() + "\n" + p.logTail(30), e);
         }
         idle.put(c, Idle.await(p));
+        dump(dump, c, p, "1idle");
         String ids =
             k.devices(resource).stream().map(DeviceState::id).collect(Collectors.joining(","));
         targets.add("-target=" + i + "=" + k.pluginDir().resolve(r.endpoint()) + "=" + ids);
@@ -242,9 +357,13 @@ public final class GoFlags implements Scenario {
       for (JavaProcess p : processes) {
         loadedAll.add(p.status());
       }
+      for (int i = 0; i < configs.size(); i++) {
+        dump(dump, configs.get(i), processes.get(i), "2loaded");
+      }
       List<ProcStatus> settledAll = new ArrayList<>();
-      for (JavaProcess p : processes) {
-        settledAll.add(Idle.await(p).status());
+      for (int i = 0; i < configs.size(); i++) {
+        settledAll.add(Idle.await(processes.get(i)).status());
+        dump(dump, configs.get(i), processes.get(i), "3settled");
       }
       for (int i = 0; i < configs.size(); i++) {
         Config c = configs.get(i);

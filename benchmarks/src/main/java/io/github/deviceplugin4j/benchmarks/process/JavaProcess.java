@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,7 +55,8 @@ final class JavaProcess implements AutoCloseable {
    *
    * @param flags JVM flags
    * @param args what follows the flags: {@code -jar x.jar ...} or {@code -cp ... Main ...}
-   * @param env environment entries added to the harness's
+   * @param env environment entries added to the harness's (after the flag set's own, which they
+   *     override)
    * @param log where stdout and stderr go
    * @return the running process
    */
@@ -64,7 +66,9 @@ final class JavaProcess implements AutoCloseable {
     cmd.add(flags.java() == null ? javaBinary() : flags.java());
     cmd.addAll(flags.flags());
     cmd.addAll(args);
-    return exec(cmd, env, log);
+    Map<String, String> all = new LinkedHashMap<>(flags.env());
+    all.putAll(env);
+    return exec(cmd, all, log);
   }
 
   /**

@@ -2,7 +2,10 @@ package io.github.deviceplugin4j.benchmarks.process;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The JVM flag sets the process scenarios compare. {@link #RECOMMENDED} is exactly what the example
@@ -49,32 +52,47 @@ public final class JvmFlags {
   private JvmFlags() {}
 
   /**
-   * A named list of JVM flags, and the {@code java} launcher they are for.
+   * A named list of JVM flags, the {@code java} launcher they are for, and environment entries the
+   * process gets (glibc's {@code MALLOC_*} tunables are environment variables, not JVM flags).
    *
    * @param name how the report names it
    * @param flags the flags, in order
    * @param java the {@code java} launcher, or null for the harness's own JVM
+   * @param env environment entries added to the process's, in order
    */
-  public record FlagSet(String name, List<String> flags, String java) {
+  public record FlagSet(String name, List<String> flags, String java, Map<String, String> env) {
     /**
      * A flag set.
      *
      * @param name how the report names it
      * @param flags the flags, in order
      * @param java the {@code java} launcher, or null for the harness's own JVM
+     * @param env environment entries added to the process's, in order
      */
     public FlagSet {
       flags = List.copyOf(flags);
+      env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
     }
 
     /**
-     * A flag set for the harness's own JVM.
+     * A flag set with no environment entries.
+     *
+     * @param name how the report names it
+     * @param flags the flags, in order
+     * @param java the {@code java} launcher, or null for the harness's own JVM
+     */
+    public FlagSet(String name, List<String> flags, String java) {
+      this(name, flags, java, Map.of());
+    }
+
+    /**
+     * A flag set for the harness's own JVM, with no environment entries.
      *
      * @param name how the report names it
      * @param flags the flags, in order
      */
     public FlagSet(String name, List<String> flags) {
-      this(name, flags, null);
+      this(name, flags, null, Map.of());
     }
   }
 

@@ -1,0 +1,98 @@
+package io.github.deviceplugin4j.benchmarks.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Candidate flag sets for the {@code flags} scenario ({@link GoFlags#SETS_PROPERTY}) and the
+ * environment a flag set gives its process.
+ */
+class FlagSetsTest {
+
+  private static final JvmFlags.FlagSet IMAGE =
+      new JvmFlags.FlagSet(
+          "image", List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+
+  @Test
+  void parseSets_changesTheImageFlagsAndCollectsEnvironmentEntries() {
+    List<GoFlags.Config> sets =
+        GoFlags.parseSets(
+            List.of(
+                "# a comment",
+                "",
+                "C2, one arena | +C2_LEAN MALLOC_ARENA_MAX=1 -Xmn2m",
+                "no CDS |  !-Xshare:*   -Xshare:off "),
+            IMAGE);
+
+    assertThat(sets).extracting(GoFlags.Config::name).containsExactly("C2, one arena", "no CDS");
+    JvmFlags.FlagSet c2 = sets.get(0).flags();
+    assertThat(c2.flags())
+        .startsWith("-XX:+UseSerialGC", "-Xshare:auto")
+        .doesNotContain("-XX:TieredStopAtLevel=1")
+        .containsSubsequence(GoFlags.C2_LEAN)
+        .endsWith("-Xmn2m");
+    assertThat(c2.env()).containsExactly(Map.entry("MALLOC_ARENA_MAX", "1"));
+    assertThat(sets.get(1).flags().flags())
+        .containsExactly("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:off");
+    assertThat(sets.get(1).flags().env()).isEmpty();
+  }
+
+  @Test
+  void parseSets_rejectsALineWithoutBarAndRemovingAFlagTheImageLacks() {
+    assertThatThrownBy(() -> GoFlags.parseSets(List.of("just a name -Xmn2m"), IMAGE))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("name | tokens");
+    assertThatThrownBy(() -> GoFlags.parseSets(List.of("x | !-Xmn2m"), IMAGE))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("removes -Xmn2m");
+  }
+
+  @Test
+  void theCommittedCandidateFile_parsesAgainstTheImageFlags() throws Exception {
+    List<GoFlags.Config> sets =
+        GoFlags.parseSets(
+            Files.readAllLines(Path.of("flag-sets/c2-small.txt")),
+            JvmFlags.withAppCds("image", Path.of("app.jsa")));
+
+    assertThat(sets)
+        .extracting(GoFlags.Config::name)
+        .containsExactly("C2 small", "C2 small, no AppCDS", "image flags, no AppCDS");
+    JvmFlags.FlagSet small = sets.get(0).flags();
+    assertThat(small.flags())
+        .doesNotContain("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=16m")
+        .contains("-XX:ReservedCodeCacheSize=10m", "-XX:SharedArchiveFile=app.jsa");
+    assertThat(small.env()).containsEntry("MALLOC_ARENA_MAX", "1");
+    assertThat(sets.get(1).flags().flags()).noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"));
+    assertThat(sets.get(2).flags().flags()).containsExactlyElementsOf(JvmFlags.RECOMMENDED.flags());
+  }
+
+  @Test
+  void start_givesTheProcessTheFlagSetsEnvironment_explicitEntriesWin(@TempDir Path dir)
+      throws Exception {
+    Path source = dir.resolve("PrintEnv.java");
+    Files.writeString(
+        source,
+        "class PrintEnv { public static void main(String[] a) {"
+            + " System.out.println(System.getenv(\"DP4J_A\") + \",\" + System.getenv(\"DP4J_B\"));"
+            + " } }");
+    JvmFlags.FlagSet set =
+        new JvmFlags.FlagSet(
+            "env", List.of("-Xshare:auto"), null, Map.of("DP4J_A", "set", "DP4J_B", "set"));
+    Path log = dir.resolve("out.log");
+
+    try (JavaProcess p =
+        JavaProcess.start(set, List.of(source.toString()), Map.of("DP4J_B", "explicit"), log)) {
+      assertThat(p.waitFor(Duration.ofMinutes(1))).as("the source program exited").isTrue();
+    }
+
+    assertThat(Files.readString(log)).contains("set,explicit");
+  }
+}

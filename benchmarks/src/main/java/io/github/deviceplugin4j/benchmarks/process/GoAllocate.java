@@ -170,21 +170,7 @@ public final class GoAllocate {
       int warmup,
       int calls)
       throws Exception {
-    return client(go, dir, mode, mode, targets, concurrencies, warmup, calls);
-  }
-
-  /** Runs the Go client once, its output in {@code client-<label>.log}. */
-  static Map<String, Map<Integer, GoLines.Line>> client(
-      GoPrograms go,
-      Path dir,
-      String label,
-      String mode,
-      List<String> targets,
-      List<Integer> concurrencies,
-      int warmup,
-      int calls)
-      throws Exception {
-    return client(go, dir, label, mode, targets, concurrencies, warmup, calls, List.of());
+    return client(go, dir, mode, mode, targets, concurrencies, warmup, calls, List.of());
   }
 
   /**

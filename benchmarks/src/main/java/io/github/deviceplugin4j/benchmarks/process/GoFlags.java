@@ -352,7 +352,7 @@ public final class GoFlags implements Scenario {
               sizes.allocateWarmup(),
               sizes.allocateCalls());
       GoAllocate.client(
-          go, dir, "load", "allocate", targets, List.of(4), 0, sizes.memoryAllocates());
+          go, dir, "load", "allocate", targets, List.of(4), 0, sizes.memoryAllocates(), List.of());
       List<ProcStatus> loadedAll = new ArrayList<>();
       for (JavaProcess p : processes) {
         loadedAll.add(p.status());

@@ -16,6 +16,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyChannelBuilder;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -34,6 +35,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -188,24 +190,29 @@ class WarmUpTest {
             return next.startCall(call, headers);
           }
         };
+    overSocket(
+        ServerInterceptors.intercept(adapter.warmUpService(plugin), counter),
+        channel -> adapter.warmUpOverSocket(plugin, channel, calls));
+    return received;
+  }
+
+  /** Serves a service on a real Unix socket in the test's directory and calls it over a channel. */
+  void overSocket(ServerServiceDefinition service, Consumer<ManagedChannel> calls)
+      throws Exception {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     UdsServer.Standby server = null;
     ManagedChannel channel = null;
     try {
       server =
           UdsServer.bind(
-              tmp,
-              PosixFilePermissions.fromString("rw-------"),
-              List.of(ServerInterceptors.intercept(adapter.warmUpService(plugin), counter)),
-              group);
+              tmp, PosixFilePermissions.fromString("rw-------"), List.of(service), group);
       channel =
           NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(server.path()))
               .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
               .eventLoopGroup(group)
               .usePlaintext()
               .build();
-      adapter.warmUpOverSocket(plugin, channel, calls);
-      return received;
+      calls.accept(channel);
     } finally {
       if (channel != null) {
         channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
@@ -303,26 +310,12 @@ class WarmUpTest {
   @Test
   void aRealCallThroughTheSameServiceIsObserved_soTheCheckAboveCanFail() throws Exception {
     PluginEndpoint plugin = endpoint(new Declarative(), List.of(fpga("p0", Health.HEALTHY)));
-    io.grpc.ServerServiceDefinition observedService =
-        new V1Beta1Adapter("v1beta1").devicePluginService(plugin);
-    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    UdsServer.Standby server =
-        UdsServer.bind(
-            tmp, PosixFilePermissions.fromString("rw-------"), List.of(observedService), group);
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(server.path()))
-            .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
-            .eventLoopGroup(group)
-            .usePlaintext()
-            .build();
-    try {
-      io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc.newBlockingStub(channel)
-          .getDevicePluginOptions(io.github.deviceplugin4j.api.v1beta1.Empty.getDefaultInstance());
-    } finally {
-      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-      server.discard();
-      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
-    }
+    overSocket(
+        new V1Beta1Adapter("v1beta1").devicePluginService(plugin),
+        channel ->
+            io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc.newBlockingStub(channel)
+                .getDevicePluginOptions(
+                    io.github.deviceplugin4j.api.v1beta1.Empty.getDefaultInstance()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(() -> assertThat(observed).containsExactly("GET_DEVICE_PLUGIN_OPTIONS"));

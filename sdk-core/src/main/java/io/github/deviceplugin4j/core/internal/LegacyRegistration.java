@@ -4,6 +4,8 @@ import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
@@ -43,6 +45,13 @@ final class LegacyRegistration extends SocketRegistration {
     LOST_AGAIN
   }
 
+  /**
+   * When, after a registration, the channel for the next one is built: building one took about 0.4
+   * ms on the way from a new kubelet.sock to its Register (measured with the image's flags), and
+   * right after a registration the kubelet's dial-back and first list are still under way.
+   */
+  static final Duration SPARE_CHANNEL_DELAY = Duration.ofMillis(100);
+
   private final LegacyRegister legacy;
   private final InstanceSockets instances;
 
@@ -51,7 +60,11 @@ final class LegacyRegistration extends SocketRegistration {
   private boolean inFlight;
   private boolean again;
   private ScheduledFuture<?> retry;
+  // The last attempt failed to serve the socket (its directory gone, say), not to register.
+  private boolean servingFailed;
   private ManagedChannel channel;
+  private ManagedChannel spare;
+  private ScheduledFuture<?> spareLater;
   private Lease lease;
   private boolean handoverPending;
   private String newerInstance;
@@ -230,9 +243,11 @@ final class LegacyRegistration extends SocketRegistration {
   private void attempt(String reason) {
     LOG.debug("{}: registration attempt ({})", name, reason);
     long start = System.nanoTime();
+    servingFailed = false;
     try {
       ensureServing();
     } catch (IOException | RuntimeException e) {
+      servingFailed = true;
       DevicePluginException error =
           e instanceof DevicePluginException d
               ? d
@@ -261,7 +276,7 @@ final class LegacyRegistration extends SocketRegistration {
       return;
     }
     inFlight = true;
-    ManagedChannel ch = ctx.shared.channel(ctx.kubeletSocket);
+    ManagedChannel ch = takeChannel();
     channel = ch;
     legacy
         .register(ch, owner.socket().getFileName().toString(), ctx.requests, ctx.control)
@@ -296,6 +311,40 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   /**
+   * The channel for a Register: the one built ahead, or a new one. Each Register has its own: a
+   * channel that failed to connect waits out gRPC's reconnect backoff before its next try.
+   */
+  private ManagedChannel takeChannel() {
+    ManagedChannel ch = spare;
+    spare = null;
+    return ch != null ? ch : ctx.shared.channel(ctx.kubeletSocket);
+  }
+
+  /**
+   * Builds the next Register's channel ahead, {@link #SPARE_CHANNEL_DELAY} from now. It does not
+   * connect until used, so it holds no connection and no thread meanwhile.
+   */
+  private void buildSpareLater() {
+    if (spare != null || spareLater != null) {
+      return;
+    }
+    spareLater =
+        ctx.schedule(
+            () -> {
+              spareLater = null;
+              if (ctx.closed() || spare != null) {
+                return;
+              }
+              spare = ctx.shared.channel(ctx.kubeletSocket);
+              if (ctx.closed()) { // closed meanwhile: close() may have run already
+                spare.shutdownNow();
+                spare = null;
+              }
+            },
+            SPARE_CHANNEL_DELAY);
+  }
+
+  /**
    * Whether the kubelet.sock an attempt used is replaced, gone, or a socket nobody listens on (not
    * something else in its place: that stays an error to fix).
    */
@@ -316,6 +365,7 @@ final class LegacyRegistration extends SocketRegistration {
 
   private void registered(SocketFiles.Identity kubelet, String version) {
     registeredKubelet = kubelet;
+    buildSpareLater();
     ctx.succeeded(
         "API " + version + ", legacy Register on " + ctx.kubeletSocket, RegistrationMode.LEGACY);
     // The socket is checked even when no event came: a file renamed over it raises none.
@@ -426,7 +476,16 @@ final class LegacyRegistration extends SocketRegistration {
         register("safety check: kubelet.sock changed");
       }
       case NOT_REGISTERED -> register("safety check: not registered");
-      case NOTHING -> {}
+      case NOTHING -> {
+        if (servingFailed
+            && !ctx.registered()
+            && !inFlight
+            && Files.isDirectory(ctx.config.pluginDir())) {
+          // The directory came back between two wake-ups of the watcher (moved away and back,
+          // say): nothing announced it, and the retry would wait out its backoff.
+          register("safety check: the plugin directory is back");
+        }
+      }
     }
   }
 
@@ -476,8 +535,15 @@ final class LegacyRegistration extends SocketRegistration {
   public void close() {
     RegistrationContext.cancel(retry);
     retry = null;
+    RegistrationContext.cancel(spareLater);
+    spareLater = null;
     if (channel != null) {
       channel.shutdownNow();
+    }
+    ManagedChannel s = spare;
+    spare = null;
+    if (s != null) {
+      s.shutdownNow();
     }
     owner.close();
     // A newer instance waiting for the lease registers again as soon as it is released, which

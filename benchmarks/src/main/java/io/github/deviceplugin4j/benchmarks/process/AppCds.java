@@ -39,6 +39,7 @@ final class AppCds {
    * @param trainingNanos the training run's wall time
    * @param exitStatus the plugin's exit status after SIGTERM in the training run
    * @param command the training command, for {@link #imageBuild}; empty otherwise
+   * @param image runs as the example image does, its HTTP endpoint on ({@link JvmFlags#image})
    */
   record Archive(
       String name,
@@ -47,10 +48,11 @@ final class AppCds {
       long bytes,
       long trainingNanos,
       int exitStatus,
-      String command) {
+      String command,
+      boolean image) {
 
     JvmFlags.FlagSet flags() {
-      return JvmFlags.withAppCds(name, file);
+      return image ? JvmFlags.image(name, file) : JvmFlags.withAppCds(name, file);
     }
   }
 
@@ -114,12 +116,18 @@ final class AppCds {
         Files.size(jsa),
         System.nanoTime() - t0,
         exit,
-        "");
+        "",
+        false);
   }
 
   /**
-   * Trains as the example Dockerfiles do: {@code java <recommended flags>
-   * -XX:ArchiveClassesAtExit=<archive> -cp <jar> CdsTraining}, no kubelet.
+   * Builds the archive as the example Dockerfiles do: a static archive of exactly the classes the
+   * jar's {@code CdsTraining} run loads (no kubelet), in two steps: {@code java <recommended flags>
+   * -XX:DumpLoadedClassList=<list> -cp <jar> CdsTraining}, then {@code java <recommended flags>
+   * -Xshare:dump -XX:SharedClassListFile=<list> -XX:SharedArchiveFile=<archive> -cp <jar>}. The
+   * archive replaces the JDK's default one: the JDK classes the plugin never loads are not mapped,
+   * and there is no second layer (a dynamic archive, {@code -XX:ArchiveClassesAtExit}, sits on top
+   * of the JDK's whole default archive): 1-1.5 MiB less resident memory, measured.
    *
    * @param ctx the run (its directories)
    * @param jar the plugin jar
@@ -128,39 +136,60 @@ final class AppCds {
   static Archive imageBuild(BenchContext ctx, Path jar) throws Exception {
     Path dir = ctx.newDir("i");
     Path jsa = dir.resolve("image.jsa");
+    Path list = dir.resolve("classes.lst");
     Path log = dir.resolve("train.log");
-    List<String> command = new ArrayList<>();
-    command.add(JavaProcess.javaBinary());
-    command.addAll(JvmFlags.training(jsa).flags());
-    command.add("-cp");
-    command.add(jar.toString());
-    command.add(TRAINING_MAIN);
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-    pb.redirectOutput(log.toFile());
     long t0 = System.nanoTime();
-    Process p = pb.start();
-    int exit;
-    try {
-      if (!p.waitFor(60, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(
-            TRAINING_MAIN + " did not finish within 60 s\n" + tail(log));
-      }
-      exit = p.exitValue();
-    } finally {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
+    List<String> training = new ArrayList<>();
+    training.add(JavaProcess.javaBinary());
+    training.addAll(JvmFlags.RECOMMENDED.flags());
+    training.add("-XX:DumpLoadedClassList=" + list);
+    training.add("-cp");
+    training.add(jar.toString());
+    training.add(TRAINING_MAIN);
+    int exit = runStep(training, log, TRAINING_MAIN);
+    if (exit != 0 || !Files.exists(list)) {
+      throw new IllegalStateException(
+          TRAINING_MAIN + " exited with " + exit + " or wrote no class list\n" + tail(log));
     }
+    List<String> dump = new ArrayList<>();
+    dump.add(JavaProcess.javaBinary());
+    dump.addAll(JvmFlags.RECOMMENDED.flags());
+    dump.add("-Xshare:dump"); // after -Xshare:auto: the last one counts
+    dump.add("-XX:SharedClassListFile=" + list);
+    dump.add("-XX:SharedArchiveFile=" + jsa);
+    dump.add("-cp");
+    dump.add(jar.toString());
+    int dumped = runStep(dump, log, "-Xshare:dump");
     long nanos = System.nanoTime() - t0;
-    check(exit, jsa, tail(log));
+    check(dumped, jsa, tail(log));
     return new Archive(
         "recommended + AppCDS (image build)",
         "CdsTraining: no kubelet; options, ListAndWatch, preferred, Allocate, pre-start;"
-            + " both registration modes; exits",
+            + " both registration modes; exits; its class list dumped as a static archive",
         jsa,
         Files.size(jsa),
         nanos,
         exit,
-        "java <recommended flags> -XX:ArchiveClassesAtExit=<archive> -cp <jar> " + TRAINING_MAIN);
+        "java <recommended flags> -XX:DumpLoadedClassList=<list> -cp <jar> "
+            + TRAINING_MAIN
+            + "; java <recommended flags> -Xshare:dump -XX:SharedClassListFile=<list>"
+            + " -XX:SharedArchiveFile=<archive> -cp <jar>",
+        true);
+  }
+
+  private static int runStep(List<String> command, Path log, String what) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    Process p = pb.start();
+    try {
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        throw new IllegalStateException(what + " did not finish within 60 s\n" + tail(log));
+      }
+      return p.exitValue();
+    } finally {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }
   }
 
   /**

@@ -130,6 +130,20 @@ public final class JvmFlags {
   }
 
   /**
+   * The example image as it runs: the recommended flags, its archive, and its HTTP endpoint ({@code
+   * /metrics}, {@code /healthz}, {@code /readyz}) on, as the images' {@code METRICS_ADDRESS=:9400}
+   * has it (here on a free loopback port).
+   *
+   * @param name how the report names it
+   * @param archive the image build's archive
+   * @return the flag set
+   */
+  public static FlagSet image(String name, Path archive) {
+    return new FlagSet(
+        name, withAppCds(name, archive).flags(), null, Map.of("METRICS_ADDRESS", "127.0.0.1:0"));
+  }
+
+  /**
    * The recommended flags for a training run that writes an application CDS archive at exit.
    *
    * @param archive where the archive goes

@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * io.github.deviceplugin4j.benchmarks.Sizes#memoryAllocates()} Allocate calls (one device ID each)
  * made at concurrency {@value #CONCURRENCY} straight on the fake kubelet's connection to the plugin
  * ({@code FakeKubelet.pluginChannel}), for the JVM defaults, the recommended flags, and the
- * recommended flags with the AppCDS archive of the image build (the proposed image configuration).
+ * recommended flags with the AppCDS archive of the image build, run as the example image runs it
+ * (its HTTP endpoint on). The targets are judged on that last one: it is what ships.
  */
 public final class MemoryScenario implements Scenario {
 
@@ -69,7 +70,10 @@ public final class MemoryScenario implements Scenario {
                 + " Allocate calls with one device ID each, "
                 + CONCURRENCY
                 + " concurrent blocking callers on the kubelet's connection to the plugin; the"
-                + " loaded values are read right after the last call. VmHWM is the peak so far.",
+                + " loaded values are read right after the last call. VmHWM is the peak so far."
+                + " The image build's row is the example image as it runs: a static archive of"
+                + " the classes its CdsTraining run loads, and its HTTP endpoint (/metrics,"
+                + " /healthz, /readyz) on; the targets are judged on it.",
             "flag set",
             "RSS idle (MiB)",
             "HWM idle (MiB)",
@@ -78,12 +82,10 @@ public final class MemoryScenario implements Scenario {
             "Allocate calls/s",
             "threads",
             "idle reached after (s)");
-    Measured recommended = null;
+    Measured image = null;
     for (JvmFlags.FlagSet set : sets) {
       Measured m = measure(ctx, node, set, calls);
-      if (set == JvmFlags.RECOMMENDED) {
-        recommended = m;
-      }
+      image = m; // the last set: the image's
       rows.add(
           List.of(
               set.name(),
@@ -96,14 +98,17 @@ public final class MemoryScenario implements Scenario {
               String.format(Locale.ROOT, "%.1f", m.idle().waitedNanos() / 1e9)
                   + (m.idle().settled() ? "" : " (RSS still moving)")));
     }
-    long idle = recommended.idle().status().rssBytes();
-    long loaded = recommended.loaded().rssBytes();
+    long idle = image.idle().status().rssBytes();
+    long loaded = image.loaded().rssBytes();
     report.target(
-        "idle RSS, recommended flags", "≤ 64 MiB", Fmt.mib(idle) + " MiB", idle <= IDLE_GOAL);
+        "idle RSS, the image (recommended flags, its archive, HTTP endpoint on)",
+        "≤ 64 MiB",
+        Fmt.mib(idle) + " MiB",
+        idle <= IDLE_GOAL);
     report.target(
-        "RSS after " + Fmt.count(calls) + " Allocates, recommended flags",
+        "RSS after " + Fmt.count(calls) + " Allocates, the image",
         "≤ 72 MiB",
-        Fmt.mib(loaded) + " MiB (HWM " + Fmt.mib(recommended.loaded().hwmBytes()) + " MiB)",
+        Fmt.mib(loaded) + " MiB (HWM " + Fmt.mib(image.loaded().hwmBytes()) + " MiB)",
         loaded <= LOADED_GOAL);
     if (idle > IDLE_GOAL || loaded > LOADED_GOAL || Boolean.getBoolean(NMT_PROPERTY)) {
       breakdown(ctx, report, node, calls);

@@ -118,9 +118,14 @@ class DeployingTest {
 
     assertThat(jar).isEqualTo("accel-plugin.jar");
     assertThat(dockerArgument("ENTRYPOINT \\[.*\"-jar\", \"([^\"]+)\"\\]")).isEqualTo(inImage);
-    assertThat(dockerArgument("-XX:ArchiveClassesAtExit=\\S+ -jar (\\S+)")).isEqualTo(inImage);
-    assertThat(dockerArgument("-XX:ArchiveClassesAtExit=(\\S+)"))
-        .isEqualTo(dockerArgument("-XX:SharedArchiveFile=([^\"]+)\""));
+    // The training run lists the classes of the image's jar; the static archive is dumped from
+    // that list for the same jar, at the path the plugin maps it from.
+    assertThat(dockerArgument("-XX:DumpLoadedClassList=\\S+ -jar (\\S+)")).isEqualTo(inImage);
+    assertThat(dockerArgument("-XX:DumpLoadedClassList=(\\S+)"))
+        .isEqualTo(dockerArgument("-XX:SharedClassListFile=(\\S+)"));
+    assertThat(dockerArgument("(?s)-Xshare:dump .*?-cp (\\S+)")).isEqualTo(inImage);
+    assertThat(dockerArgument("-XX:SharedArchiveFile=(\\S+) "))
+        .isEqualTo(dockerArgument("\"-XX:SharedArchiveFile=([^\"]+)\""));
     Class<?> main = Class.forName(shade("mainClass"));
     Method method = main.getMethod("main", String[].class);
     assertThat(Modifier.isStatic(method.getModifiers())).isTrue();

@@ -84,14 +84,19 @@ public final class GoFlags implements Scenario {
     List<String> c2Pooled = new ArrayList<>(c2);
     c2Pooled.remove("-Dio.netty.allocator.type=unpooled");
     c2Pooled.remove("-Dio.grpc.netty.useCustomAllocator=false");
+    // Every plugin row runs the plugin as the image does (its environment: the HTTP endpoint on);
+    // the rows differ in their JVM flags only.
     return List.of(
         new Config("go-stub", null),
-        new Config("JDK 17 defaults", JvmFlags.DEFAULT),
+        new Config(
+            "JDK 17 defaults",
+            new JvmFlags.FlagSet(JvmFlags.DEFAULT.name(), List.of(), null, image.env())),
         new Config("image flags", image),
-        new Config("image flags, C2 lean", new JvmFlags.FlagSet("image, C2 lean", c2)),
+        new Config(
+            "image flags, C2 lean", new JvmFlags.FlagSet("image, C2 lean", c2, null, image.env())),
         new Config(
             "image flags, C2 lean, pooled Netty",
-            new JvmFlags.FlagSet("image, C2 lean, pooled", c2Pooled)));
+            new JvmFlags.FlagSet("image, C2 lean, pooled", c2Pooled, null, image.env())));
   }
 
   /**
@@ -239,7 +244,8 @@ public final class GoFlags implements Scenario {
       }
       String name = l.substring(0, bar).strip();
       List<String> flags = new ArrayList<>(image.flags());
-      Map<String, String> env = new LinkedHashMap<>();
+      // The image's environment too (its HTTP endpoint): sets differ in their flags only.
+      Map<String, String> env = new LinkedHashMap<>(image.env());
       for (String t : l.substring(bar + 1).strip().split("\\s+")) {
         if (t.isEmpty()) {
           continue;

@@ -46,6 +46,21 @@ class FlagSetsTest {
   }
 
   @Test
+  void parseSets_keepsTheImagesEnvironment() {
+    JvmFlags.FlagSet image =
+        new JvmFlags.FlagSet(
+            "image", IMAGE.flags(), null, Map.of("METRICS_ADDRESS", "127.0.0.1:0"));
+    JvmFlags.FlagSet set =
+        GoFlags.parseSets(List.of("one arena | MALLOC_ARENA_MAX=1"), image).get(0).flags();
+    assertThat(set.env())
+        .containsExactly(
+            Map.entry("METRICS_ADDRESS", "127.0.0.1:0"), Map.entry("MALLOC_ARENA_MAX", "1"));
+    assertThat(GoFlags.configs(image))
+        .filteredOn(c -> c.flags() != null)
+        .allSatisfy(c -> assertThat(c.flags().env()).containsKey("METRICS_ADDRESS"));
+  }
+
+  @Test
   void parseSets_rejectsALineWithoutBarAndRemovingAFlagTheImageLacks() {
     assertThatThrownBy(() -> GoFlags.parseSets(List.of("just a name -Xmn2m"), IMAGE))
         .isInstanceOf(IllegalArgumentException.class)

@@ -129,7 +129,10 @@ public final class GoFlags implements Scenario {
       configs.removeIf(c -> !CANDIDATE_BASELINES.contains(c.name()));
       configs.addAll(parseSets(Files.readAllLines(Path.of(setsFile)), image));
     } else if (Files.isExecutable(jdk25())) {
-      configs.add(new Config(AOT_ROW, AppCds.aotCache(ctx, node.jar(), jdk25())));
+      JvmFlags.FlagSet aot = AppCds.aotCache(ctx, node.jar(), jdk25());
+      configs.add(
+          new Config(
+              AOT_ROW, new JvmFlags.FlagSet(aot.name(), aot.flags(), aot.java(), image.env())));
     }
     Map<Config, List<String>> rows = new LinkedHashMap<>();
     Path dump =

@@ -469,23 +469,18 @@ final class LegacyRegistration extends SocketRegistration {
       return;
     }
     SocketFiles.Identity kubelet = SocketFiles.identity(ctx.kubeletSocket);
-    switch (check(ctx.registered(), inFlight, retry != null, kubelet, registeredKubelet)) {
+    // A retry after a failure to serve waits for nothing once the plugin directory is there again
+    // (moved away and back between two wake-ups of the watcher, say: nothing announced it).
+    boolean retryPending =
+        retry != null && !(servingFailed && Files.isDirectory(ctx.config.pluginDir()));
+    switch (check(ctx.registered(), inFlight, retryPending, kubelet, registeredKubelet)) {
       case KUBELET_GONE -> lost(ctx.kubeletSocket + " is gone");
       case KUBELET_CHANGED -> {
         LOG.info("{}: {} changed without a file event; registering again", name, ctx.kubeletSocket);
         register("safety check: kubelet.sock changed");
       }
       case NOT_REGISTERED -> register("safety check: not registered");
-      case NOTHING -> {
-        if (servingFailed
-            && !ctx.registered()
-            && !inFlight
-            && Files.isDirectory(ctx.config.pluginDir())) {
-          // The directory came back between two wake-ups of the watcher (moved away and back,
-          // say): nothing announced it, and the retry would wait out its backoff.
-          register("safety check: the plugin directory is back");
-        }
-      }
+      case NOTHING -> {}
     }
   }
 
@@ -494,7 +489,7 @@ final class LegacyRegistration extends SocketRegistration {
    *
    * @param registered registered, as far as the plugin knows
    * @param inFlight a Register call is under way
-   * @param retryPending a retry is scheduled
+   * @param retryPending a retry is scheduled and worth waiting for
    * @param kubelet kubelet.sock now, or null
    * @param registeredWith kubelet.sock at the last registration
    * @return what to do

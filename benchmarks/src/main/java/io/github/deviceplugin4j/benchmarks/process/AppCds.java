@@ -146,7 +146,7 @@ final class AppCds {
     training.add("-cp");
     training.add(jar.toString());
     training.add(TRAINING_MAIN);
-    int exit = runStep(training, log, TRAINING_MAIN);
+    int exit = runStep(training, log, TRAINING_MAIN, 60);
     if (exit != 0 || !Files.exists(list)) {
       throw new IllegalStateException(
           TRAINING_MAIN + " exited with " + exit + " or wrote no class list\n" + tail(log));
@@ -159,7 +159,7 @@ final class AppCds {
     dump.add("-XX:SharedArchiveFile=" + jsa);
     dump.add("-cp");
     dump.add(jar.toString());
-    int dumped = runStep(dump, log, "-Xshare:dump");
+    int dumped = runStep(dump, log, "-Xshare:dump", 60);
     long nanos = System.nanoTime() - t0;
     check(dumped, jsa, tail(log));
     return new Archive(
@@ -177,13 +177,16 @@ final class AppCds {
         true);
   }
 
-  private static int runStep(List<String> command, Path log, String what) throws Exception {
+  /** Runs one step of a training, its output appended to the log; its exit status. */
+  private static int runStep(List<String> command, Path log, String what, int seconds)
+      throws Exception {
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     Process p = pb.start();
     try {
-      if (!p.waitFor(60, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(what + " did not finish within 60 s\n" + tail(log));
+      if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+        throw new IllegalStateException(
+            what + " did not finish within " + seconds + " s\n" + tail(log));
       }
       return p.exitValue();
     } finally {
@@ -217,18 +220,8 @@ final class AppCds {
     command.add("-cp");
     command.add(jar.toString());
     command.add(TRAINING_MAIN);
-    Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    try {
-      if (!p.waitFor(120, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(
-            TRAINING_MAIN + " on JDK 25 did not finish within 120 s\n" + tail(log));
-      }
-    } finally {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-    }
-    check(p.exitValue(), cache, tail(log));
+    int exit = runStep(command, log, TRAINING_MAIN + " on JDK 25", 120);
+    check(exit, cache, tail(log));
     flags.add("-XX:AOTCache=" + cache);
     return new JvmFlags.FlagSet("JDK 25 + AOT cache", flags, java.toString());
   }

@@ -111,7 +111,7 @@ public final class MemoryScenario implements Scenario {
         Fmt.mib(loaded) + " MiB (HWM " + Fmt.mib(image.loaded().hwmBytes()) + " MiB)",
         loaded <= LOADED_GOAL);
     if (idle > IDLE_GOAL || loaded > LOADED_GOAL || Boolean.getBoolean(NMT_PROPERTY)) {
-      breakdown(ctx, report, node, calls);
+      breakdown(ctx, report, node, cds.imageBuild().flags(), calls);
     }
   }
 
@@ -119,41 +119,49 @@ public final class MemoryScenario implements Scenario {
   public static final String NMT_PROPERTY = "bench.nmt";
 
   /** Title of the breakdown table. */
-  public static final String BREAKDOWN = "Where the FPGA example's memory goes (recommended flags)";
+  public static final String BREAKDOWN = "Where the FPGA example's memory goes (the image)";
 
   /**
-   * One more run with the recommended flags and Native Memory Tracking: RSS split into file-backed
-   * and anonymous memory, and the JVM's committed memory per NMT category, idle and after the load.
+   * One more run of the image's set with Native Memory Tracking: RSS split into file-backed and
+   * anonymous memory, the file-backed part per file, and the JVM's committed memory per NMT
+   * category, idle and after the load.
    */
-  private static void breakdown(BenchContext ctx, Report report, FpgaNode node, int calls)
+  private static void breakdown(
+      BenchContext ctx, Report report, FpgaNode node, JvmFlags.FlagSet image, int calls)
       throws Exception {
     if (NativeMemory.jcmd() == null) {
       return;
     }
-    List<String> flags = new ArrayList<>(JvmFlags.RECOMMENDED.flags());
+    List<String> flags = new ArrayList<>(image.flags());
     flags.add("-XX:NativeMemoryTracking=summary");
-    JvmFlags.FlagSet nmt = new JvmFlags.FlagSet("recommended + NMT", flags);
+    JvmFlags.FlagSet nmt =
+        new JvmFlags.FlagSet(image.name() + " + NMT", flags, image.java(), image.env());
     Path dir = ctx.newDir("m");
     ProcStatus idle;
     ProcStatus loaded;
     Map<String, Long> nmtIdle;
     Map<String, Long> nmtLoaded;
+    Map<String, Long> filesIdle;
+    Map<String, Long> filesLoaded;
     try (FpgaRun run = new FpgaRun(node, nmt, dir)) {
       run.registered();
       run.listed();
       idle = Idle.await(run.process()).status();
       nmtIdle = NativeMemory.committed(run.process().pid(), dir.resolve("nmt-idle.txt"));
+      filesIdle = Smaps.residentFiles(run.process().pid());
       load(channel(run), requests(run), calls);
       loaded = run.process().status();
       nmtLoaded = NativeMemory.committed(run.process().pid(), dir.resolve("nmt-loaded.txt"));
+      filesLoaded = Smaps.residentFiles(run.process().pid());
       run.stop();
     }
     List<List<String>> rows =
         report.table(
             BREAKDOWN,
-            "A separate run with -XX:NativeMemoryTracking=summary added (NMT's own bookkeeping is"
-                + " the \"Native Memory Tracking\" row). RssFile: resident file mappings (libjvm.so, the CDS archives,"
-                + " the jar); RssAnon: private memory. NMT rows are committed memory (jcmd"
+            "A separate run of the image's set (its archive, HTTP endpoint on) with"
+                + " -XX:NativeMemoryTracking=summary added (NMT's own bookkeeping is the \"Native"
+                + " Memory Tracking\" row). RssFile: resident file mappings, then per file (smaps,"
+                + " files of 64 KiB or more); RssAnon: private memory. NMT rows are committed memory (jcmd"
                 + " VM.native_memory summary): committed is not all resident (thread stacks,"
                 + " heap), and malloc'd memory outside the JVM's own accounting is not in it.",
             "what",
@@ -162,6 +170,12 @@ public final class MemoryScenario implements Scenario {
             "growth (MiB)");
     rows.add(row("VmRSS", idle.rssBytes(), loaded.rssBytes()));
     rows.add(row("RssFile", idle.rssFileBytes(), loaded.rssFileBytes()));
+    for (Map.Entry<String, Long> e : filesIdle.entrySet()) {
+      long after = filesLoaded.getOrDefault(e.getKey(), 0L);
+      if (e.getValue() >= 64 * 1024 || after >= 64 * 1024) {
+        rows.add(row("RssFile " + Path.of(e.getKey()).getFileName(), e.getValue(), after));
+      }
+    }
     rows.add(row("RssAnon", idle.rssAnonBytes(), loaded.rssAnonBytes()));
     for (Map.Entry<String, Long> e : nmtLoaded.entrySet()) {
       long before = nmtIdle.getOrDefault(e.getKey(), 0L);

@@ -23,12 +23,7 @@ record ProcStatus(long rssBytes, long hwmBytes, int threads, long rssAnonBytes, 
 
   static ProcStatus read(long pid) {
     Path file = Path.of("/proc", Long.toString(pid), "status");
-    List<String> lines;
-    try {
-      lines = Files.readAllLines(file);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file + " (did the process exit?)", e);
-    }
+    List<String> lines = lines(pid, "status");
     return new ProcStatus(
         kib(lines, "VmRSS:", file),
         kib(lines, "VmHWM:", file),
@@ -55,6 +50,23 @@ record ProcStatus(long rssBytes, long hwmBytes, int threads, long rssAnonBytes, 
     String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
     long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
     return ticks * (1_000_000_000L / TICKS_PER_SECOND);
+  }
+
+  /**
+   * The lines of one of a process's {@code /proc} files.
+   *
+   * @param pid the process
+   * @param name the file, e.g. {@code status} or {@code smaps}
+   * @return its lines
+   * @throws UncheckedIOException when it cannot be read (the process exited)
+   */
+  static List<String> lines(long pid, String name) {
+    Path file = Path.of("/proc", Long.toString(pid), name);
+    try {
+      return Files.readAllLines(file);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file + " (did the process exit?)", e);
+    }
   }
 
   private static long kib(List<String> lines, String key, Path file) {

@@ -1,9 +1,5 @@
 package io.github.deviceplugin4j.benchmarks.process;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,14 +20,7 @@ final class Smaps {
    * @return file path to resident bytes
    */
   static Map<String, Long> residentFiles(long pid) {
-    Path file = Path.of("/proc", Long.toString(pid), "smaps");
-    List<String> lines;
-    try {
-      lines = Files.readAllLines(file);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file + " (did the process exit?)", e);
-    }
-    return parse(lines);
+    return parse(ProcStatus.lines(pid, "smaps"));
   }
 
   /**

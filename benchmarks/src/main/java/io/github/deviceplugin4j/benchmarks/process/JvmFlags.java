@@ -25,7 +25,7 @@ import java.util.Map;
  *       compile the Allocate path a little better, which a plugin never needs.
  *   <li>{@code -XX:CompileThresholdScaling=2}: C1 compiles a method after about 400 calls instead
  *       of 200, so start-up code that runs a few hundred times stays interpreted: 0.4-0.5 MiB less
- *       idle (63.8-64.1 MiB in six runs against 64.2-64.7, the image with its archive and HTTP
+ *       idle (63.8-64.1 MiB in seven runs against 64.2-64.7, the image with its archive and HTTP
  *       endpoint). Allocate once warm, the first Allocate and, with the archive, start-up measured
  *       the same; re-registration about 0.5 ms slower at p50 (8.2-8.5 ms against 7.6-7.8 ms, both
  *       over the 5 ms target; docs/performance.md, "C1 compiling later").

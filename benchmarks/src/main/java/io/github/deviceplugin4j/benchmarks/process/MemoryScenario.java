@@ -160,8 +160,11 @@ public final class MemoryScenario implements Scenario {
             BREAKDOWN,
             "A separate run of the image's set (its archive, HTTP endpoint on) with"
                 + " -XX:NativeMemoryTracking=summary added (NMT's own bookkeeping is the \"Native"
-                + " Memory Tracking\" row). RssFile: resident file mappings, then per file (smaps,"
-                + " files of 64 KiB or more); RssAnon: private memory. NMT rows are committed memory (jcmd"
+                + " Memory Tracking\" row). RssFile: resident file pages; \"mapped\": what each"
+                + " mapped file of 64 KiB or more holds resident (smaps Rss, its private copies of"
+                + " pages included, so the files add up to more than RssFile: the JDK relocates"
+                + " the CDS archive, which copies its pages); RssAnon: private memory. NMT rows are"
+                + " committed memory (jcmd"
                 + " VM.native_memory summary): committed is not all resident (thread stacks,"
                 + " heap), and malloc'd memory outside the JVM's own accounting is not in it.",
             "what",
@@ -173,7 +176,7 @@ public final class MemoryScenario implements Scenario {
     for (Map.Entry<String, Long> e : filesIdle.entrySet()) {
       long after = filesLoaded.getOrDefault(e.getKey(), 0L);
       if (e.getValue() >= 64 * 1024 || after >= 64 * 1024) {
-        rows.add(row("RssFile " + Path.of(e.getKey()).getFileName(), e.getValue(), after));
+        rows.add(row("mapped " + Path.of(e.getKey()).getFileName(), e.getValue(), after));
       }
     }
     rows.add(row("RssAnon", idle.rssAnonBytes(), loaded.rssAnonBytes()));

@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Resident memory per mapped file, summed from {@code /proc/<pid>/smaps}: which file the process's
- * {@code RssFile} is made of (the CDS archive, libjvm.so, the jar). Anonymous mappings are left
- * out.
+ * Resident memory per mapped file, summed from {@code /proc/<pid>/smaps} (the CDS archive,
+ * libjvm.so, the jar). A mapping's {@code Rss} includes the private copies of its pages that the
+ * process wrote (the JDK relocates the CDS archive), so the files can add up to more than {@code
+ * RssFile}. Mappings without a file are left out.
  */
 final class Smaps {
 

@@ -332,7 +332,7 @@ final class LegacyRegistration extends SocketRegistration {
         ctx.schedule(
             () -> {
               spareLater = null;
-              if (ctx.closed() || spare != null) {
+              if (ctx.closed()) {
                 return;
               }
               spare = ctx.shared.channel(ctx.kubeletSocket);

@@ -139,26 +139,17 @@ final class AppCds {
     Path list = dir.resolve("classes.lst");
     Path log = dir.resolve("train.log");
     long t0 = System.nanoTime();
-    List<String> training = new ArrayList<>();
-    training.add(JavaProcess.javaBinary());
-    training.addAll(JvmFlags.RECOMMENDED.flags());
-    training.add("-XX:DumpLoadedClassList=" + list);
-    training.add("-cp");
-    training.add(jar.toString());
+    List<String> training = recommendedJava(jar, "-XX:DumpLoadedClassList=" + list);
     training.add(TRAINING_MAIN);
     int exit = runStep(training, log, TRAINING_MAIN, 60);
     if (exit != 0 || !Files.exists(list)) {
       throw new IllegalStateException(
           TRAINING_MAIN + " exited with " + exit + " or wrote no class list\n" + tail(log));
     }
-    List<String> dump = new ArrayList<>();
-    dump.add(JavaProcess.javaBinary());
-    dump.addAll(JvmFlags.RECOMMENDED.flags());
-    dump.add("-Xshare:dump"); // after -Xshare:auto: the last one counts
-    dump.add("-XX:SharedClassListFile=" + list);
-    dump.add("-XX:SharedArchiveFile=" + jsa);
-    dump.add("-cp");
-    dump.add(jar.toString());
+    // -Xshare:dump comes after the recommended -Xshare:auto: the last one counts.
+    List<String> dump =
+        recommendedJava(
+            jar, "-Xshare:dump", "-XX:SharedClassListFile=" + list, "-XX:SharedArchiveFile=" + jsa);
     int dumped = runStep(dump, log, "-Xshare:dump", 60);
     long nanos = System.nanoTime() - t0;
     check(dumped, jsa, tail(log));
@@ -175,6 +166,17 @@ final class AppCds {
             + "; java <recommended flags> -Xshare:dump -XX:SharedClassListFile=<list>"
             + " -XX:SharedArchiveFile=<archive> -cp <jar>",
         true);
+  }
+
+  /** {@code java <recommended flags> <flags> -cp <jar>}, for a main class or nothing to follow. */
+  private static List<String> recommendedJava(Path jar, String... flags) {
+    List<String> command = new ArrayList<>();
+    command.add(JavaProcess.javaBinary());
+    command.addAll(JvmFlags.RECOMMENDED.flags());
+    command.addAll(List.of(flags));
+    command.add("-cp");
+    command.add(jar.toString());
+    return command;
   }
 
   /** Runs one step of a training, its output appended to the log; its exit status. */

@@ -88,15 +88,12 @@ public final class GoFlags implements Scenario {
     // the rows differ in their JVM flags only.
     return List.of(
         new Config("go-stub", null),
-        new Config(
-            "JDK 17 defaults",
-            new JvmFlags.FlagSet(JvmFlags.DEFAULT.name(), List.of(), null, image.env())),
+        new Config("JDK 17 defaults", image.withFlags(JvmFlags.DEFAULT.name(), List.of())),
         new Config("image flags", image),
-        new Config(
-            "image flags, C2 lean", new JvmFlags.FlagSet("image, C2 lean", c2, null, image.env())),
+        new Config("image flags, C2 lean", image.withFlags("image, C2 lean", c2)),
         new Config(
             "image flags, C2 lean, pooled Netty",
-            new JvmFlags.FlagSet("image, C2 lean, pooled", c2Pooled, null, image.env())));
+            image.withFlags("image, C2 lean, pooled", c2Pooled)));
   }
 
   /**

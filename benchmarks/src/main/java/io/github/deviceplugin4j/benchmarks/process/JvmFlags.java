@@ -100,6 +100,18 @@ public final class JvmFlags {
     public FlagSet(String name, List<String> flags) {
       this(name, flags, null, Map.of());
     }
+
+    /**
+     * Other flags for the same launcher and environment: a variant that differs from this set in
+     * its JVM flags only.
+     *
+     * @param name how the report names the variant
+     * @param flags its flags, in order
+     * @return the variant
+     */
+    public FlagSet withFlags(String name, List<String> flags) {
+      return new FlagSet(name, flags, java, env);
+    }
   }
 
   /** The JVM's defaults: no flags. */

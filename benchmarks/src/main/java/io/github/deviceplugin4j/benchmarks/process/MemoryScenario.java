@@ -134,8 +134,7 @@ public final class MemoryScenario implements Scenario {
     }
     List<String> flags = new ArrayList<>(image.flags());
     flags.add("-XX:NativeMemoryTracking=summary");
-    JvmFlags.FlagSet nmt =
-        new JvmFlags.FlagSet(image.name() + " + NMT", flags, image.java(), image.env());
+    JvmFlags.FlagSet nmt = image.withFlags(image.name() + " + NMT", flags);
     Path dir = ctx.newDir("m");
     ProcStatus idle;
     ProcStatus loaded;

@@ -3,9 +3,7 @@ package io.github.deviceplugin4j.core.internal;
 import io.github.deviceplugin4j.core.Device;
 import io.grpc.ManagedChannel;
 import io.grpc.ServerServiceDefinition;
-import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * One kubelet device plugin API version: the only place that knows its generated types. Adding a
@@ -53,23 +51,26 @@ public interface ApiAdapter {
   ServerServiceDefinition devicePluginService(PluginEndpoint plugin);
 
   /**
-   * Calls the kubelet's {@code Register} (legacy mode).
+   * The kubelet's {@code Register} method of this version (legacy mode).
    *
-   * @param channel a channel to {@code kubelet.sock}
+   * @return its full name, e.g. {@code v1beta1.Registration/Register}
+   */
+  String registerMethod();
+
+  /**
+   * The encoded {@code RegisterRequest} of this version (legacy mode).
+   *
    * @param resourceName the resource
    * @param endpoint the plugin's socket file name, relative to the plugin directory
    * @param preStartRequired advertised option
    * @param preferredAllocationAvailable advertised option
-   * @param deadline how long to wait for the kubelet's answer
-   * @return completes when the kubelet accepted, or exceptionally with its gRPC error
+   * @return the message's bytes
    */
-  CompletableFuture<Void> register(
-      ManagedChannel channel,
+  byte[] registerRequest(
       String resourceName,
       String endpoint,
       boolean preStartRequired,
-      boolean preferredAllocationAvailable,
-      Duration deadline);
+      boolean preferredAllocationAvailable);
 
   /**
    * Runs this version's request path in process, without a socket, so that its classes are loaded

@@ -2,7 +2,6 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationException;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,35 +26,44 @@ final class LegacyRegister {
   private static final Pattern MANAGER_VERSION = Pattern.compile("manager version, ([^,]+),");
 
   private final String name;
+  private final Shared shared;
   private final EngineConfig config;
   private final Path kubeletSocket;
   private volatile String lastOffered;
+  private volatile UnaryCall current;
 
-  LegacyRegister(String name, EngineConfig config, Path kubeletSocket) {
+  LegacyRegister(String name, Shared shared, Path kubeletSocket) {
     this.name = name;
-    this.config = config;
+    this.shared = shared;
+    this.config = shared.config();
     this.kubeletSocket = kubeletSocket;
   }
 
   /**
-   * Registers an endpoint.
+   * Registers an endpoint. Each version tried is one {@link UnaryCall} on a connection of its own,
+   * made on the calling thread.
    *
-   * @param ch a channel to {@code kubelet.sock}; shut down when the call is over
    * @param endpoint the socket's file name in the plugin directory
    * @param requests what the options say
    * @param executor where the outcome (and every step) runs
    * @return completes with the accepted API version, or fails with a {@link DevicePluginException}
    *     naming what to do
    */
-  CompletableFuture<String> register(
-      ManagedChannel ch, String endpoint, RequestHandler requests, Executor executor) {
+  CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
     CompletableFuture<String> result = new CompletableFuture<>();
-    tryVersion(ch, endpoint, requests, executor, 0, result);
+    tryVersion(endpoint, requests, executor, 0, result);
     return result;
   }
 
+  /** Ends the call under way, if any, with CANCELLED (the plugin stops). */
+  void cancel() {
+    UnaryCall c = current;
+    if (c != null) {
+      c.cancel();
+    }
+  }
+
   private void tryVersion(
-      ManagedChannel ch,
       String endpoint,
       RequestHandler requests,
       Executor executor,
@@ -63,18 +71,23 @@ final class LegacyRegister {
       CompletableFuture<String> result) {
     ApiAdapter adapter = config.adapters().get(index);
     lastOffered = adapter.version();
-    adapter
-        .register(
-            ch,
-            name,
-            endpoint,
-            requests.preStartRequired(),
-            requests.preferredAllocationAvailable(),
-            config.registerDeadline())
+    UnaryCall call =
+        UnaryCall.start(
+            kubeletSocket,
+            adapter.registerMethod(),
+            adapter.registerRequest(
+                name,
+                endpoint,
+                requests.preStartRequired(),
+                requests.preferredAllocationAvailable()),
+            config.registerDeadline(),
+            shared.workers(),
+            shared.timer());
+    current = call;
+    call.result()
         .whenCompleteAsync(
             (ok, error) -> {
               if (error == null) {
-                ch.shutdown();
                 result.complete(adapter.version());
                 return;
               }
@@ -87,10 +100,9 @@ final class LegacyRegister {
                     adapter.version(),
                     status.getDescription(),
                     config.adapters().get(index + 1).version());
-                tryVersion(ch, endpoint, requests, executor, index + 1, result);
+                tryVersion(endpoint, requests, executor, index + 1, result);
                 return;
               }
-              ch.shutdown();
               result.completeExceptionally(registerError(status, versionRefused));
             },
             executor);

@@ -2,10 +2,8 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationMode;
-import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledFuture;
@@ -45,13 +43,6 @@ final class LegacyRegistration extends SocketRegistration {
     LOST_AGAIN
   }
 
-  /**
-   * When, after a registration, the channel for the next one is built: building one took about 0.4
-   * ms on the way from a new kubelet.sock to its Register (measured with the image's flags), and
-   * right after a registration the kubelet's dial-back and first list are still under way.
-   */
-  static final Duration SPARE_CHANNEL_DELAY = Duration.ofMillis(100);
-
   private final LegacyRegister legacy;
   private final InstanceSockets instances;
 
@@ -62,9 +53,6 @@ final class LegacyRegistration extends SocketRegistration {
   private ScheduledFuture<?> retry;
   // The last attempt failed to serve the socket (its directory gone, say), not to register.
   private boolean servingFailed;
-  private ManagedChannel channel;
-  private ManagedChannel spare;
-  private ScheduledFuture<?> spareLater;
   private Lease lease;
   private boolean handoverPending;
   private String newerInstance;
@@ -82,7 +70,7 @@ final class LegacyRegistration extends SocketRegistration {
             ctx.config.pluginDir().resolve(EngineConfig.socketName(ctx.name)),
             ctx.shared,
             ctx.devicePluginServices));
-    this.legacy = new LegacyRegister(name, ctx.config, ctx.kubeletSocket);
+    this.legacy = new LegacyRegister(name, ctx.shared, ctx.kubeletSocket);
     this.instances = new InstanceSockets(ctx.config.pluginDir(), EngineConfig.socketName(name));
   }
 
@@ -276,14 +264,11 @@ final class LegacyRegistration extends SocketRegistration {
       return;
     }
     inFlight = true;
-    ManagedChannel ch = takeChannel();
-    channel = ch;
     legacy
-        .register(ch, owner.socket().getFileName().toString(), ctx.requests, ctx.control)
+        .register(owner.socket().getFileName().toString(), ctx.requests, ctx.control)
         .whenComplete(
             (version, error) -> {
               if (ctx.closed()) {
-                ch.shutdownNow();
                 return;
               }
               inFlight = false;
@@ -311,40 +296,6 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   /**
-   * The channel for a Register: the one built ahead, or a new one. Each Register has its own: a
-   * channel that failed to connect waits out gRPC's reconnect backoff before its next try.
-   */
-  private ManagedChannel takeChannel() {
-    ManagedChannel ch = spare;
-    spare = null;
-    return ch != null ? ch : ctx.shared.channel(ctx.kubeletSocket);
-  }
-
-  /**
-   * Builds the next Register's channel ahead, {@link #SPARE_CHANNEL_DELAY} from now. It does not
-   * connect until used, so it holds no connection and no thread meanwhile.
-   */
-  private void buildSpareLater() {
-    if (spare != null || spareLater != null) {
-      return;
-    }
-    spareLater =
-        ctx.schedule(
-            () -> {
-              spareLater = null;
-              if (ctx.closed()) {
-                return;
-              }
-              spare = ctx.shared.channel(ctx.kubeletSocket);
-              if (ctx.closed()) { // closed meanwhile: close() may have run already
-                spare.shutdownNow();
-                spare = null;
-              }
-            },
-            SPARE_CHANNEL_DELAY);
-  }
-
-  /**
    * Whether the kubelet.sock an attempt used is replaced, gone, or a socket nobody listens on (not
    * something else in its place: that stays an error to fix).
    */
@@ -365,7 +316,6 @@ final class LegacyRegistration extends SocketRegistration {
 
   private void registered(SocketFiles.Identity kubelet, String version) {
     registeredKubelet = kubelet;
-    buildSpareLater();
     ctx.succeeded(
         "API " + version + ", legacy Register on " + ctx.kubeletSocket, RegistrationMode.LEGACY);
     // The socket is checked even when no event came: a file renamed over it raises none.
@@ -530,16 +480,7 @@ final class LegacyRegistration extends SocketRegistration {
   public void close() {
     RegistrationContext.cancel(retry);
     retry = null;
-    RegistrationContext.cancel(spareLater);
-    spareLater = null;
-    if (channel != null) {
-      channel.shutdownNow();
-    }
-    ManagedChannel s = spare;
-    spare = null;
-    if (s != null) {
-      s.shutdownNow();
-    }
+    legacy.cancel();
     owner.close();
     // A newer instance waiting for the lease registers again as soon as it is released, which
     // must come after this instance's connections to the kubelet are closed: right after them.

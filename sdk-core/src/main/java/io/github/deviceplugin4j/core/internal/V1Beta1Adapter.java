@@ -37,10 +37,8 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
@@ -97,43 +95,26 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
-  public CompletableFuture<Void> register(
-      ManagedChannel channel,
+  public String registerMethod() {
+    return RegistrationGrpc.getRegisterMethod().getFullMethodName();
+  }
+
+  @Override
+  public byte[] registerRequest(
       String resourceName,
       String endpoint,
       boolean preStartRequired,
-      boolean preferredAllocationAvailable,
-      Duration deadline) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    RegisterRequest request =
-        RegisterRequest.newBuilder()
-            .setVersion(version)
-            .setEndpoint(endpoint)
-            .setResourceName(resourceName)
-            .setOptions(
-                DevicePluginOptions.newBuilder()
-                    .setPreStartRequired(preStartRequired)
-                    .setGetPreferredAllocationAvailable(preferredAllocationAvailable))
-            .build();
-    RegistrationGrpc.newStub(channel)
-        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
-        .register(
-            request,
-            new StreamObserver<>() {
-              @Override
-              public void onNext(Empty value) {}
-
-              @Override
-              public void onError(Throwable t) {
-                done.completeExceptionally(t);
-              }
-
-              @Override
-              public void onCompleted() {
-                done.complete(null);
-              }
-            });
-    return done;
+      boolean preferredAllocationAvailable) {
+    return RegisterRequest.newBuilder()
+        .setVersion(version)
+        .setEndpoint(endpoint)
+        .setResourceName(resourceName)
+        .setOptions(
+            DevicePluginOptions.newBuilder()
+                .setPreStartRequired(preStartRequired)
+                .setGetPreferredAllocationAvailable(preferredAllocationAvailable))
+        .build()
+        .toByteArray();
   }
 
   @Override

@@ -1,16 +1,5 @@
 package io.github.deviceplugin4j.examples.common;
 
-import io.github.deviceplugin4j.api.pluginregistration.InfoRequest;
-import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
-import io.github.deviceplugin4j.api.pluginregistration.RegistrationGrpc;
-import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
-import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
-import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
-import io.github.deviceplugin4j.api.v1beta1.ContainerPreferredAllocationRequest;
-import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
-import io.github.deviceplugin4j.api.v1beta1.Empty;
-import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
-import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
 import io.github.deviceplugin4j.core.AllocationRequest;
 import io.github.deviceplugin4j.core.Allocator;
 import io.github.deviceplugin4j.core.ContainerAllocation;
@@ -22,28 +11,15 @@ import io.github.deviceplugin4j.core.PreStartHook;
 import io.github.deviceplugin4j.core.PreferredAllocationRequest;
 import io.github.deviceplugin4j.core.PreferredAllocator;
 import io.github.deviceplugin4j.core.RegistrationMode;
-import io.github.deviceplugin4j.core.ResourceStatus;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.net.UnixDomainSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -68,12 +44,15 @@ import java.util.stream.Stream;
  *
  * <p>What it runs, in a temporary directory: a plugin with one simulated device in legacy mode,
  * called as the kubelet calls it (options, ListAndWatch, GetPreferredAllocation, Allocate,
- * PreStartContainer) over its Unix socket; its registration, with {@code kubelet.sock} linked to
- * the plugin's own socket (the Register call crosses the whole gRPC client and server path and is
- * refused, as this plugin serves no Registration service), with its HTTP endpoint on a loopback
- * port asked for {@code /metrics}, {@code /healthz} and {@code /readyz}; then the same plugin in
- * plugin-watcher mode, asked for its info and told it is registered. The archive applies only to
- * the same jar at the same path, with compatible flags: train with the image's own flags.
+ * PreStartContainer) over its Unix socket, and its HTTP endpoint on a loopback port asked for
+ * {@code /metrics}, {@code /healthz} and {@code /readyz}; its registration, with {@code
+ * kubelet.sock} linked to the plugin's own socket (the Register call crosses the plugin's
+ * registration client and the gRPC server path and is refused, as this plugin serves no
+ * Registration service); then the same plugin in plugin-watcher mode, asked for its info and told
+ * it is registered. The kubelet's side of each step ({@link CdsTrainingKubelet}) runs in a JVM of
+ * its own, started from the same class path: its gRPC client's classes are not the plugin's and
+ * stay out of the archive. The archive applies only to the same jar at the same path, with
+ * compatible flags: train with the image's own flags.
  */
 public final class CdsTraining {
 
@@ -110,16 +89,11 @@ public final class CdsTraining {
    * @throws Exception when a step fails
    */
   static void run(Path dir) throws Exception {
-    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    try {
-      legacy(dir.resolve("dp"), group);
-      watcher(dir.resolve("dp2"), dir.resolve("reg"), group);
-    } finally {
-      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(STEP_SECONDS, TimeUnit.SECONDS);
-    }
+    legacy(dir.resolve("dp"));
+    watcher(dir.resolve("dp2"), dir.resolve("reg"));
   }
 
-  private static void legacy(Path pluginDir, EventLoopGroup group) throws Exception {
+  private static void legacy(Path pluginDir) throws Exception {
     Files.createDirectories(pluginDir);
     DevicePluginHost.Builder builder =
         DevicePluginHost.builder()
@@ -130,16 +104,8 @@ public final class CdsTraining {
         builder, Optional.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
     try (DevicePluginHost host = builder.start()) {
       Path socket = host.status(RESOURCE).socket();
-      ManagedChannel ch = channel(socket, group);
-      try {
-        callAsTheKubelet(ch);
-      } finally {
-        ch.shutdownNow().awaitTermination(STEP_SECONDS, TimeUnit.SECONDS);
-      }
       InetSocketAddress http = host.httpAddress().orElseThrow();
-      for (String path : List.of("/metrics", "/healthz", "/readyz")) {
-        get(http, path);
-      }
+      kubelet("legacy", socket.toString(), String.valueOf(http.getPort()));
       Files.createSymbolicLink(pluginDir.resolve("kubelet.sock"), socket);
       await(
           () -> host.status(RESOURCE).lastError().isPresent(),
@@ -148,25 +114,29 @@ public final class CdsTraining {
   }
 
   /**
-   * One GET over a plain socket, as a probe or a scraper sends it; the answer is read and dropped.
+   * Runs the kubelet's side of a step, {@link CdsTrainingKubelet}, in a JVM of its own: the classes
+   * of its gRPC client and its HTTP requests are not the plugin's, and this JVM's class list is the
+   * archive's.
    */
-  private static void get(InetSocketAddress address, String path) throws IOException {
-    try (Socket socket = new Socket(address.getAddress(), address.getPort())) {
-      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(STEP_SECONDS));
-      socket
-          .getOutputStream()
-          .write(
-              ("GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                  .getBytes(StandardCharsets.US_ASCII));
-      byte[] head = socket.getInputStream().readAllBytes();
-      if (head.length < 12 || head[0] != 'H') {
-        throw new IllegalStateException("GET " + path + " got no HTTP answer");
-      }
+  private static void kubelet(String... args) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(CdsTrainingKubelet.class.getName());
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).inheritIO().start();
+    if (!p.waitFor(STEP_SECONDS * 3, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("the kubelet side of the training did not end: " + command);
+    }
+    if (p.exitValue() != 0) {
+      throw new IllegalStateException(
+          "the kubelet side of the training failed (exit " + p.exitValue() + "): " + command);
     }
   }
 
-  private static void watcher(Path pluginDir, Path registryDir, EventLoopGroup group)
-      throws Exception {
+  private static void watcher(Path pluginDir, Path registryDir) throws Exception {
     Files.createDirectories(pluginDir);
     Files.createDirectories(registryDir);
     try (DevicePluginHost host =
@@ -176,83 +146,9 @@ public final class CdsTraining {
             .registrationMode(RegistrationMode.PLUGIN_WATCHER)
             .backend(new Backend())
             .start()) {
-      ResourceStatus status = host.status(RESOURCE);
-      ManagedChannel ch = channel(status.socket(), group);
-      try {
-        RegistrationGrpc.RegistrationBlockingStub registration =
-            RegistrationGrpc.newBlockingStub(ch).withDeadlineAfter(STEP_SECONDS, TimeUnit.SECONDS);
-        PluginInfo info = registration.getInfo(InfoRequest.getDefaultInstance());
-        if (!RESOURCE.equals(info.getName())) {
-          throw new IllegalStateException("the plugin watcher socket answered " + info);
-        }
-        registration.notifyRegistrationStatus(
-            RegistrationStatus.newBuilder().setPluginRegistered(true).build());
-        callAsTheKubelet(ch);
-      } finally {
-        ch.shutdownNow().awaitTermination(STEP_SECONDS, TimeUnit.SECONDS);
-      }
+      kubelet("watcher", host.status(RESOURCE).socket().toString());
       await(() -> host.status(RESOURCE).registered(), "the plugin-watcher registration");
     }
-  }
-
-  /** The kubelet's calls on a plugin, in the order of a pod admission. */
-  private static void callAsTheKubelet(ManagedChannel ch) throws Exception {
-    DevicePluginGrpc.DevicePluginBlockingStub stub =
-        DevicePluginGrpc.newBlockingStub(ch).withDeadlineAfter(STEP_SECONDS, TimeUnit.SECONDS);
-    stub.getDevicePluginOptions(Empty.getDefaultInstance());
-    CompletableFuture<ListAndWatchResponse> first = new CompletableFuture<>();
-    io.grpc.Context.CancellableContext stream = io.grpc.Context.current().withCancellation();
-    stream.run(
-        () ->
-            DevicePluginGrpc.newStub(ch)
-                .listAndWatch(
-                    Empty.getDefaultInstance(),
-                    new StreamObserver<>() {
-                      @Override
-                      public void onNext(ListAndWatchResponse value) {
-                        first.complete(value);
-                      }
-
-                      @Override
-                      public void onError(Throwable t) {
-                        first.completeExceptionally(t);
-                      }
-
-                      @Override
-                      public void onCompleted() {
-                        first.completeExceptionally(
-                            new IllegalStateException("ListAndWatch ended"));
-                      }
-                    }));
-    try {
-      ListAndWatchResponse list = first.get(STEP_SECONDS, TimeUnit.SECONDS);
-      if (list.getDevicesCount() != 1) {
-        throw new IllegalStateException("the training plugin listed " + list);
-      }
-    } finally {
-      stream.cancel(null);
-    }
-    stub.getPreferredAllocation(
-        io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest.newBuilder()
-            .addContainerRequests(
-                ContainerPreferredAllocationRequest.newBuilder()
-                    .addAvailableDeviceIDs(Backend.ID)
-                    .setAllocationSize(1))
-            .build());
-    stub.allocate(
-        AllocateRequest.newBuilder()
-            .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(Backend.ID))
-            .build());
-    stub.preStartContainer(PreStartContainerRequest.newBuilder().addDevicesIds(Backend.ID).build());
-  }
-
-  private static ManagedChannel channel(Path socket, EventLoopGroup group) {
-    return NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
-        .channelType(NioDomainSocketChannel.class)
-        .eventLoopGroup(group)
-        .usePlaintext()
-        .withOption(ChannelOption.SO_KEEPALIVE, null)
-        .build();
   }
 
   private static void await(java.util.function.BooleanSupplier condition, String what)

@@ -63,6 +63,9 @@ final class UnaryCall {
   private static final int PADDED = 0x8;
   private static final int PRIORITY = 0x20;
   private static final int STREAM = 1;
+  // Header blocks and answers up to 1 MiB: a long grpc-message (Netty's default limit is 8 KiB)
+  // still decodes.
+  private static final int MAX_HEADER_BLOCK = 1 << 20;
 
   private final Path socket;
   private final CompletableFuture<byte[]> result = new CompletableFuture<>();
@@ -70,7 +73,8 @@ final class UnaryCall {
   private volatile ScheduledFuture<?> deadlineTask;
 
   // Read side, touched only by the reading thread.
-  private final DefaultHttp2HeadersDecoder hpack = new DefaultHttp2HeadersDecoder(false);
+  private final DefaultHttp2HeadersDecoder hpack =
+      new DefaultHttp2HeadersDecoder(false, MAX_HEADER_BLOCK);
   private final ByteArrayOutputStream headerBlock = new ByteArrayOutputStream();
   private final ByteArrayOutputStream data = new ByteArrayOutputStream();
   private boolean blockEndsStream;
@@ -139,16 +143,16 @@ final class UnaryCall {
       fail(unreachable(e), e);
       return;
     }
-    deadlineTask =
-        timer.schedule(
-            () ->
-                fail(
-                    Status.DEADLINE_EXCEEDED.withDescription(
-                        "no answer from " + socket + " within " + deadline.toMillis() + " ms"),
-                    null),
-            deadline.toNanos(),
-            TimeUnit.NANOSECONDS);
     try {
+      deadlineTask =
+          timer.schedule(
+              () ->
+                  fail(
+                      Status.DEADLINE_EXCEEDED.withDescription(
+                          "no answer from " + socket + " within " + deadline.toMillis() + " ms"),
+                      null),
+              deadline.toNanos(),
+              TimeUnit.NANOSECONDS);
       reader.execute(() -> finish(out));
     } catch (RejectedExecutionException e) {
       fail(Status.CANCELLED.withDescription("shutting down"), e);
@@ -231,10 +235,7 @@ final class UnaryCall {
       }
       case PING -> {
         if ((flags & ACK) == 0 && payload.length == 8) {
-          ByteArrayOutputStream ack = new ByteArrayOutputStream(HEADER + 8);
-          ack.writeBytes(frameHeader(8, PING, ACK, 0));
-          ack.writeBytes(payload);
-          write(ch, ack.toByteArray());
+          write(ch, concat(frameHeader(8, PING, ACK, 0), payload));
         }
       }
       case GOAWAY -> {
@@ -277,6 +278,9 @@ final class UnaryCall {
       }
       case CONTINUATION -> {
         if (stream == STREAM) {
+          if (headerBlock.size() + payload.length > MAX_HEADER_BLOCK) {
+            throw protocolError("a header block over " + MAX_HEADER_BLOCK + " bytes");
+          }
           headerBlock.write(payload, 0, payload.length);
           if ((flags & END_HEADERS) != 0) {
             headers();
@@ -293,6 +297,13 @@ final class UnaryCall {
           }
           if (from > to) {
             throw protocolError("a DATA frame shorter than its padding");
+          }
+          if (data.size() + to - from > MAX_HEADER_BLOCK) {
+            fail(
+                Status.RESOURCE_EXHAUSTED.withDescription(
+                    socket + " answered with over " + MAX_HEADER_BLOCK + " bytes"),
+                null);
+            return;
           }
           data.write(payload, from, to - from);
           if ((flags & END_STREAM) != 0) {
@@ -327,6 +338,7 @@ final class UnaryCall {
   }
 
   private void complete(Http2Headers trailers) {
+    goAway();
     CharSequence grpcStatus = trailers.get("grpc-status");
     if (grpcStatus == null) {
       fail(httpStatus(responseHeaders.status()), null);
@@ -360,6 +372,25 @@ final class UnaryCall {
     if (result.complete(Arrays.copyOfRange(body, 5, body.length))) {
       close();
     }
+  }
+
+  /**
+   * Tells the server, as a gRPC client closing its channel does, that this connection takes no more
+   * streams (GOAWAY, last stream 0, no error), before it is closed. Best effort.
+   */
+  private void goAway() {
+    SocketChannel ch = channel;
+    try {
+      write(ch, concat(frameHeader(8, GOAWAY, 0, 0), new byte[8]));
+    } catch (IOException | RuntimeException e) {
+      // the server went first; nothing is lost
+    }
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] both = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, both, a.length, b.length);
+    return both;
   }
 
   /** Completes the call with an error (null: already done) and closes the connection. */

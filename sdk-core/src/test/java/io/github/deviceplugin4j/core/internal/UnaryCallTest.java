@@ -165,6 +165,19 @@ class UnaryCallTest {
   }
 
   @Test
+  void aLongErrorMessageArrivesWhole() throws Exception {
+    String reason = "x".repeat(20_000); // over HPACK's usual 8 KiB header list limit
+    serve(
+        (request, observer) ->
+            observer.onError(Status.FAILED_PRECONDITION.withDescription(reason).asException()));
+
+    Status status = statusOf(call(REGISTER, request("example.com/fpga"), LONG).result());
+
+    assertThat(status.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(status.getDescription()).isEqualTo(reason);
+  }
+
+  @Test
   void anUnknownMethodIsUnimplemented() throws Exception {
     serve((request, observer) -> observer.onCompleted());
 

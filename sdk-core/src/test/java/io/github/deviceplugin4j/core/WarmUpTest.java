@@ -175,8 +175,8 @@ class WarmUpTest {
   }
 
   /**
-   * Serves the socket warm-up's service on a real Unix socket, runs the warm-up's calls through a
-   * real channel, and returns the calls the server received, by method.
+   * Serves the socket warm-up's service on a real Unix socket, runs the warm-up's calls over it,
+   * and returns the calls the server received, by method.
    */
   Map<String, Integer> warmUpOverSocket(PluginEndpoint plugin, int calls) throws Exception {
     V1Beta1Adapter adapter = new V1Beta1Adapter("v1beta1");
@@ -190,9 +190,24 @@ class WarmUpTest {
             return next.startCall(call, headers);
           }
         };
-    overSocket(
-        ServerInterceptors.intercept(adapter.warmUpService(plugin), counter),
-        channel -> adapter.warmUpOverSocket(plugin, channel, calls));
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    ExecutorService readers = Executors.newCachedThreadPool();
+    UdsServer.Standby server = null;
+    try {
+      server =
+          UdsServer.bind(
+              tmp,
+              PosixFilePermissions.fromString("rw-------"),
+              List.of(ServerInterceptors.intercept(adapter.warmUpService(plugin), counter)),
+              group);
+      adapter.warmUpOverSocket(plugin, server.path(), calls, readers, timer);
+    } finally {
+      if (server != null) {
+        server.discard();
+      }
+      readers.shutdownNow();
+      group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+    }
     return received;
   }
 

@@ -1,9 +1,11 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.Device;
-import io.grpc.ManagedChannel;
 import io.grpc.ServerServiceDefinition;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One kubelet device plugin API version: the only place that knows its generated types. Adding a
@@ -96,14 +98,22 @@ public interface ApiAdapter {
   }
 
   /**
-   * Calls a private server of {@link #warmUpService} through a real channel, so that the transport
-   * (Netty, HTTP/2, gRPC's server call path) runs compiled when the kubelet's first calls come: the
-   * in-process {@link #warmUp} cannot reach it. Only calls that run no vendor code are made ({@code
-   * GetDevicePluginOptions}, and {@code Allocate} when it is declarative).
+   * Calls a private server of {@link #warmUpService} over its socket, each call on a connection of
+   * its own ({@link UnaryCall}), so that the transport (Netty, HTTP/2, gRPC's server call path, and
+   * a connection's set-up as the kubelet's dial-back runs it) runs compiled when the kubelet's
+   * first calls come: the in-process {@link #warmUp} cannot reach it. Only calls that run no vendor
+   * code are made ({@code GetDevicePluginOptions}, and {@code Allocate} when it is declarative).
    *
    * @param plugin the resource
-   * @param channel a channel to the private server
+   * @param socket the private server's socket
    * @param calls how many calls of each kind
+   * @param reader where each call's answer is read
+   * @param timer where each call's deadline fires
    */
-  default void warmUpOverSocket(PluginEndpoint plugin, ManagedChannel channel, int calls) {}
+  default void warmUpOverSocket(
+      PluginEndpoint plugin,
+      Path socket,
+      int calls,
+      Executor reader,
+      ScheduledExecutorService timer) {}
 }

@@ -6,7 +6,6 @@ import io.github.deviceplugin4j.core.ProbeResult;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceNames;
 import io.github.deviceplugin4j.core.ResourceStatus;
-import io.grpc.ManagedChannel;
 import io.grpc.ServerServiceDefinition;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -278,18 +277,13 @@ public final class HostEngine implements AutoCloseable {
         continue;
       }
       UdsServer.Standby server = null;
-      ManagedChannel channel = null;
       try {
         server =
             UdsServer.bind(config.pluginDir(), config.socketPermissions(), List.of(service), group);
-        channel = shared.channel(server.path());
-        a.warmUpOverSocket(plugin, channel, calls);
+        a.warmUpOverSocket(plugin, server.path(), calls, shared.workers(), shared.timer());
       } catch (IOException | RuntimeException e) {
         LOG.debug("socket warm-up stopped: {}", e.toString());
       } finally {
-        if (channel != null) {
-          channel.shutdownNow();
-        }
         if (server != null) {
           server.discard();
         }

@@ -27,7 +27,6 @@ import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.Mount;
 import io.github.deviceplugin4j.core.PluginObserver;
 import io.grpc.Drainable;
-import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -37,13 +36,19 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BiConsumer;
 
 /** The {@code v1beta1} device plugin API. */
 public final class V1Beta1Adapter implements ApiAdapter {
+
+  private static final Duration WARM_UP_CALL_DEADLINE = Duration.ofSeconds(5);
 
   private final String version;
 
@@ -123,17 +128,45 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
-  public void warmUpOverSocket(PluginEndpoint plugin, ManagedChannel channel, int calls) {
+  public void warmUpOverSocket(
+      PluginEndpoint plugin,
+      Path socket,
+      int calls,
+      Executor reader,
+      ScheduledExecutorService timer) {
     Device sample = healthySample(plugin);
     boolean allocate = sample != null && plugin.requests().declarativeAllocate();
-    AllocateRequest allocateRequest = allocateRequest(sample == null ? "warm-up" : sample.id());
-    DevicePluginGrpc.DevicePluginBlockingStub stub = DevicePluginGrpc.newBlockingStub(channel);
+    byte[] options = Empty.getDefaultInstance().toByteArray();
+    byte[] allocateRequest =
+        allocateRequest(sample == null ? "warm-up" : sample.id()).toByteArray();
     for (int i = 0; i < calls; i++) {
-      DevicePluginGrpc.DevicePluginBlockingStub call = stub.withDeadlineAfter(5, TimeUnit.SECONDS);
-      call.getDevicePluginOptions(Empty.getDefaultInstance());
+      warmUpCall(
+          socket,
+          DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
+          options,
+          reader,
+          timer);
       if (allocate) {
-        call.allocate(allocateRequest);
+        warmUpCall(
+            socket,
+            DevicePluginGrpc.getAllocateMethod().getFullMethodName(),
+            allocateRequest,
+            reader,
+            timer);
       }
+    }
+  }
+
+  private static void warmUpCall(
+      Path socket, String method, byte[] request, Executor reader, ScheduledExecutorService timer) {
+    try {
+      UnaryCall.start(socket, method, request, WARM_UP_CALL_DEADLINE, reader, timer).result().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("socket warm-up interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(
+          "socket warm-up call " + method + " failed: " + e.getCause(), e.getCause());
     }
   }
 

@@ -96,12 +96,8 @@ public final class GoFlags implements Scenario {
             image.withFlags("image, C2 lean, pooled", c2Pooled)));
   }
 
-  /**
-   * The image's flags that are about C1 alone, which "C2 lean" removes: C2 then runs with the JDK's
-   * own compile thresholds, as it was measured before the image doubled them.
-   */
-  static final List<String> C1_ONLY =
-      List.of("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=2");
+  /** The image's flags that are about C1 alone, which "C2 lean" removes. */
+  static final List<String> C1_ONLY = List.of("-XX:TieredStopAtLevel=1");
 
   /**
    * What "C2 lean" adds to the image's flags once C2 is allowed: C2's compiler arenas peak at 28-35

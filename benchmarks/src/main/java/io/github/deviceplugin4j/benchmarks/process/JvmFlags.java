@@ -22,13 +22,12 @@ import java.util.Map;
  *       MiB, initial 4 MiB) instead of from the node's memory; independent of the container's
  *       limit.
  *   <li>{@code -XX:TieredStopAtLevel=1}: C1 only: one compiler thread and no C2 arenas; C2 would
- *       compile the Allocate path a little better, which a plugin never needs.
- *   <li>{@code -XX:CompileThresholdScaling=2}: C1 compiles a method after about 400 calls instead
- *       of 200, so start-up code that runs a few hundred times stays interpreted: 0.4-0.5 MiB less
- *       idle (63.8-64.1 MiB in seven runs against 64.2-64.7, the image with its archive and HTTP
- *       endpoint). Allocate once warm, the first Allocate and, with the archive, start-up measured
- *       the same; re-registration about 0.5 ms slower at p50 (8.2-8.5 ms against 7.6-7.8 ms, both
- *       over the 5 ms target; docs/performance.md, "C1 compiling later").
+ *       compile the Allocate path a little better, which a plugin never needs. C1 keeps the JDK's
+ *       thresholds: with {@code -XX:CompileThresholdScaling=2} (a method compiled after about 400
+ *       calls, not 200) the images held 0.4-0.6 MiB less idle and re-registered 0.5-0.7 ms later;
+ *       they took it while idle sat at the 64 MiB mark, and dropped it once the Register call no
+ *       longer used gRPC's client and the archive shrank (61.4-61.9 MiB idle; docs/performance.md,
+ *       "The Register call without gRPC's client").
  *   <li>{@code -XX:ReservedCodeCacheSize=16m}: the FPGA example's compiled code is 6-7 MiB after
  *       100,000 Allocates (NMT "Code"); 16 MiB bounds it (the default reserves 240 MiB).
  *   <li>{@code -XX:MaxMetaspaceSize=64m}: the FPGA example uses 11-13 MiB of metaspace (NMT); a
@@ -126,7 +125,6 @@ public final class JvmFlags {
               "-Xss256k",
               "-XX:MaxRAM=256m",
               "-XX:TieredStopAtLevel=1",
-              "-XX:CompileThresholdScaling=2",
               "-XX:ReservedCodeCacheSize=16m",
               "-XX:MaxMetaspaceSize=64m",
               "-Xshare:auto",

@@ -84,30 +84,26 @@ class FlagSetsTest {
             "C2 small, no AppCDS",
             "image flags, no AppCDS",
             "C2 only",
-            "C1 at 200 calls");
+            "C1 at 400 calls");
     JvmFlags.FlagSet small = sets.get(0).flags();
     assertThat(small.flags())
-        .doesNotContain(
-            "-XX:TieredStopAtLevel=1",
-            "-XX:CompileThresholdScaling=2",
-            "-XX:ReservedCodeCacheSize=16m")
+        .doesNotContain("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=16m")
         .contains("-XX:ReservedCodeCacheSize=10m", "-XX:SharedArchiveFile=app.jsa");
     assertThat(small.env()).containsEntry("MALLOC_ARENA_MAX", "1");
     assertThat(sets.get(1).flags().flags()).noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"));
     assertThat(sets.get(2).flags().flags()).containsExactlyElementsOf(JvmFlags.RECOMMENDED.flags());
     JvmFlags.FlagSet c2Only = sets.get(3).flags();
     assertThat(c2Only.flags())
-        .doesNotContain("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=2")
+        .doesNotContain("-XX:TieredStopAtLevel=1")
         .contains(
             "-XX:-TieredCompilation",
             "-XX:CICompilerCount=1",
             "-XX:TrimNativeHeapInterval=2000",
             "-XX:SharedArchiveFile=app.jsa");
     assertThat(c2Only.env()).containsEntry("MALLOC_ARENA_MAX", "1");
-    assertThat(JvmFlags.RECOMMENDED.flags()).contains("-XX:CompileThresholdScaling=2");
+    assertThat(JvmFlags.RECOMMENDED.flags()).doesNotContain("-XX:CompileThresholdScaling=2");
     assertThat(sets.get(4).flags().flags())
-        .contains("-XX:TieredStopAtLevel=1")
-        .doesNotContain("-XX:CompileThresholdScaling=2");
+        .contains("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=2");
   }
 
   @Test

@@ -256,20 +256,9 @@ final class UnaryCall {
       }
       case HEADERS -> {
         if (stream == STREAM) {
-          int from = 0;
-          int to = payload.length;
-          if ((flags & PADDED) != 0 && to > 0) {
-            to -= payload[0] & 0xff;
-            from = 1;
-          }
-          if ((flags & PRIORITY) != 0) {
-            from += 5;
-          }
-          if (from > to) {
-            throw protocolError("a HEADERS frame shorter than its padding");
-          }
+          int[] at = content(payload, flags, (flags & PRIORITY) != 0 ? 5 : 0, "HEADERS");
           headerBlock.reset();
-          headerBlock.write(payload, from, to - from);
+          headerBlock.write(payload, at[0], at[1] - at[0]);
           blockEndsStream = (flags & END_STREAM) != 0;
           if ((flags & END_HEADERS) != 0) {
             headers();
@@ -289,15 +278,9 @@ final class UnaryCall {
       }
       case DATA -> {
         if (stream == STREAM) {
-          int from = 0;
-          int to = payload.length;
-          if ((flags & PADDED) != 0 && to > 0) {
-            to -= payload[0] & 0xff;
-            from = 1;
-          }
-          if (from > to) {
-            throw protocolError("a DATA frame shorter than its padding");
-          }
+          int[] at = content(payload, flags, 0, "DATA");
+          int from = at[0];
+          int to = at[1];
           if (data.size() + to - from > MAX_HEADER_BLOCK) {
             fail(
                 Status.RESOURCE_EXHAUSTED.withDescription(
@@ -315,6 +298,27 @@ final class UnaryCall {
       }
       default -> {} // WINDOW_UPDATE, PRIORITY, PUSH_PROMISE (push is never asked for), unknown
     }
+  }
+
+  /**
+   * Where a frame's content lies once its padding, and {@code skip} bytes after the pad length (a
+   * HEADERS frame's priority fields), are taken off.
+   *
+   * @return {from, to}
+   */
+  private static int[] content(byte[] payload, int flags, int skip, String frame)
+      throws Http2Exception {
+    int from = 0;
+    int to = payload.length;
+    if ((flags & PADDED) != 0 && to > 0) {
+      to -= payload[0] & 0xff;
+      from = 1;
+    }
+    from += skip;
+    if (from > to) {
+      throw protocolError("a " + frame + " frame shorter than its padding");
+    }
+    return new int[] {from, to};
   }
 
   private void headers() throws Http2Exception {

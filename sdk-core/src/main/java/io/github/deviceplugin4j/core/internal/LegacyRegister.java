@@ -27,7 +27,6 @@ final class LegacyRegister {
 
   private final String name;
   private final Shared shared;
-  private final EngineConfig config;
   private final Path kubeletSocket;
   private volatile String lastOffered;
   private volatile UnaryCall current;
@@ -35,7 +34,6 @@ final class LegacyRegister {
   LegacyRegister(String name, Shared shared, Path kubeletSocket) {
     this.name = name;
     this.shared = shared;
-    this.config = shared.config();
     this.kubeletSocket = kubeletSocket;
   }
 
@@ -69,7 +67,7 @@ final class LegacyRegister {
       Executor executor,
       int index,
       CompletableFuture<String> result) {
-    ApiAdapter adapter = config.adapters().get(index);
+    ApiAdapter adapter = shared.config().adapters().get(index);
     lastOffered = adapter.version();
     UnaryCall call =
         UnaryCall.start(
@@ -80,7 +78,7 @@ final class LegacyRegister {
                 endpoint,
                 requests.preStartRequired(),
                 requests.preferredAllocationAvailable()),
-            config.registerDeadline(),
+            shared.config().registerDeadline(),
             shared.workers(),
             shared.timer());
     current = call;
@@ -93,13 +91,15 @@ final class LegacyRegister {
               }
               Status status = Status.fromThrowable(error);
               boolean versionRefused = isVersionRefusal(status);
-              if (versionRefused && index + 1 < config.adapters().size() && !result.isDone()) {
+              if (versionRefused
+                  && index + 1 < shared.config().adapters().size()
+                  && !result.isDone()) {
                 LOG.info(
                     "{}: the kubelet refused API version {} ({}); trying {}",
                     name,
                     adapter.version(),
                     status.getDescription(),
-                    config.adapters().get(index + 1).version());
+                    shared.config().adapters().get(index + 1).version());
                 tryVersion(endpoint, requests, executor, index + 1, result);
                 return;
               }
@@ -115,7 +115,7 @@ final class LegacyRegister {
    */
   String lastOffered() {
     String v = lastOffered;
-    return v != null ? v : config.adapters().get(0).version();
+    return v != null ? v : shared.config().adapters().get(0).version();
   }
 
   private static boolean isVersionRefusal(Status status) {
@@ -126,7 +126,7 @@ final class LegacyRegister {
   }
 
   private DevicePluginException registerError(Status status, boolean versionRefused) {
-    List<String> sdk = ApiVersions.versions(config.adapters());
+    List<String> sdk = ApiVersions.versions(shared.config().adapters());
     String text = status.getCode() + ": " + status.getDescription();
     if (versionRefused) {
       List<String> kubelet = parseVersions(String.valueOf(status.getDescription()));

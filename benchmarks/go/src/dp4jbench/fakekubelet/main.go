@@ -7,13 +7,14 @@
 //
 // Usage:
 //
-//	fake-kubelet -dir <plugin dir> [-restarts 30] [-warmup 5] [-pause 0s] [-cold-idle 60s] [-timeout 60s]
+//	fake-kubelet -dir <plugin dir> [-restarts 30] [-warmup 5] [-pause 0s] [-cold-idle 60s] [-series 0] [-series-gap 100ms] [-timeout 60s]
 //
 // Lines printed (times in ns since kubelet.sock was served):
 //
 //	registered resource=<r> endpoint=<e> register=<ns> options=<ns> list=<ns>   the first registration
 //	cold first=<ns>   with -cold-idle: one Allocate right after the first list
 //	idle allocate=<ns> idle_seconds=<s>   with -cold-idle: one Allocate after the idle time
+//	series i=<n> allocate=<ns>   with -cold-idle and -series: the Allocates after that one, in order
 //	restart i=<n> register=<ns> options=<ns> list=<ns>   each measured restart (warm-up restarts have i < 0)
 //	done
 package main
@@ -148,6 +149,8 @@ func main() {
 	warmup := flag.Int("warmup", 5, "restarts before measuring")
 	pause := flag.Duration("pause", 0, "idle time before each restart (a real kubelet is down for seconds; the plugin is idle in between)")
 	coldIdle := flag.Duration("cold-idle", -1, "when >= 0: Allocate one device right after the first list, and again after this idle time")
+	series := flag.Int("series", 0, "with -cold-idle: this many more Allocates after the one after idle, -series-gap apart, each printed (a node's Allocates come seconds apart: does the latency fall as the plugin's code warms up?)")
+	seriesGap := flag.Duration("series-gap", 100*time.Millisecond, "time between the -series Allocates")
 	timeout := flag.Duration("timeout", 60*time.Second, "longest wait for a registration")
 	flag.Parse()
 	if *dir == "" {
@@ -182,6 +185,14 @@ func main() {
 			fail(err.Error())
 		}
 		fmt.Printf("idle allocate=%d idle_seconds=%g\n", idle, coldIdle.Seconds())
+		for i := 1; i <= *series; i++ {
+			time.Sleep(*seriesGap)
+			d, err := allocate(r)
+			if err != nil {
+				fail(err.Error())
+			}
+			fmt.Printf("series i=%d allocate=%d\n", i, d)
+		}
 	}
 	for i := -*warmup; i < *restarts; i++ {
 		time.Sleep(*pause)

@@ -20,6 +20,8 @@ import java.util.List;
  * @param resources resources in one process
  * @param coldAllocates fresh plugin processes per flag set for the cold Allocate ({@code flags})
  * @param coldIdleSeconds idle time before the second cold Allocate ({@code flags})
+ * @param coldSeries Allocates after the one after idle, {@link #COLD_SERIES_GAP_MS} ms apart, per
+ *     cold process: a node's calls come seconds apart, so this is how most of them run
  */
 public record Sizes(
     int allocateWarmup,
@@ -35,7 +37,11 @@ public record Sizes(
     int memoryAllocates,
     int resources,
     int coldAllocates,
-    int coldIdleSeconds) {
+    int coldIdleSeconds,
+    int coldSeries) {
+
+  /** Milliseconds between the cold series' Allocates. */
+  public static final int COLD_SERIES_GAP_MS = 100;
 
   /**
    * The sizes the targets are stated for.
@@ -57,7 +63,8 @@ public record Sizes(
         100_000,
         100,
         20,
-        60);
+        60,
+        40);
   }
 
   /**
@@ -67,6 +74,6 @@ public record Sizes(
    */
   public static Sizes quick() {
     return new Sizes(
-        200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5, 2, 1);
+        200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5, 2, 1, 3);
   }
 }

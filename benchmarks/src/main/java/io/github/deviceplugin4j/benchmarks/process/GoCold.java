@@ -3,6 +3,8 @@ package io.github.deviceplugin4j.benchmarks.process;
 import io.github.deviceplugin4j.benchmarks.BenchContext;
 import io.github.deviceplugin4j.benchmarks.Report;
 import io.github.deviceplugin4j.benchmarks.Scenario;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -12,7 +14,8 @@ import java.util.Optional;
  * GoFlags}, for the Go stub and the FPGA example under the image's flags (and, with {@value
  * #ALL_PROPERTY}{@code =true}, every flag set of {@code flags}). It takes a few minutes instead of
  * the quarter of an hour of {@code flags}, so a change to the first call's path can be measured on
- * its own.
+ * its own. With {@value GoFlags#SETS_PROPERTY}, the file's candidate flag sets are measured too,
+ * after the Go stub and the image's flags.
  */
 public final class GoCold implements Scenario {
 
@@ -39,12 +42,16 @@ public final class GoCold implements Scenario {
       return;
     }
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    List<GoFlags.Config> all = GoFlags.configs(AppCds.of(ctx, node).imageBuild().flags());
+    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
     List<GoFlags.Config> configs = new ArrayList<>();
-    for (GoFlags.Config c : all) {
+    for (GoFlags.Config c : GoFlags.configs(image)) {
       if (Boolean.getBoolean(ALL_PROPERTY) || c.go() || c.name().equals("image flags")) {
         configs.add(c);
       }
+    }
+    String setsFile = System.getProperty(GoFlags.SETS_PROPERTY);
+    if (setsFile != null) {
+      configs.addAll(GoFlags.parseSets(Files.readAllLines(Path.of(setsFile)), image));
     }
     GoFlags.cold(ctx, report, found.get(), node, configs);
   }

@@ -46,6 +46,12 @@ public final class GoFlags implements Scenario {
   /** Title of the cold Allocate table. */
   public static final String COLD = "Cold Allocate through the kubelet's Go client";
 
+  /** The cold table's companion: Allocates a node's way, a fraction of a second apart. */
+  public static final String COLD_SERIES = "Allocates 100 ms apart through the kubelet's Go client";
+
+  /** The first calls of a cold series, reported apart from the rest. */
+  static final int COLD_SERIES_HEAD = 10;
+
   /** How many cold processes may run at once (most of them idle). */
   static final int COLD_PARALLEL = 12;
 
@@ -400,7 +406,15 @@ public final class GoFlags implements Scenario {
   }
 
   /** One cold run: a Go fake kubelet and a fresh plugin process. */
-  private record ColdRun(Config config, JavaProcess kubelet, JavaProcess plugin, Path log) {}
+  /** A cold run; {@code idleDue} is when (System.nanoTime) its fake kubelet calls after idle. */
+  private record ColdRun(
+      Config config, JavaProcess kubelet, JavaProcess plugin, Path log, long idleDue) {}
+
+  /**
+   * No process starts within this long of another's call after idle: a starting JVM takes a core or
+   * two for about a second, and that call would measure it, not the idle process.
+   */
+  static final Duration COLD_QUIET = Duration.ofSeconds(3);
 
   static void cold(
       BenchContext ctx, Report report, GoPrograms go, FpgaNode node, List<Config> configs)
@@ -409,18 +423,22 @@ public final class GoFlags implements Scenario {
     int n = sizes.coldAllocates();
     Map<Config, long[]> first = new LinkedHashMap<>();
     Map<Config, long[]> idle = new LinkedHashMap<>();
+    Map<Config, long[][]> series = new LinkedHashMap<>();
     configs.forEach(
         c -> {
           first.put(c, new long[n]);
           idle.put(c, new long[n]);
+          series.put(c, new long[n][]);
         });
     List<ColdRun> running = new ArrayList<>();
     Map<ColdRun, Integer> index = new LinkedHashMap<>();
     try {
       for (int i = 0; i < n; i++) {
         for (Config c : configs) {
-          while (running.size() >= COLD_PARALLEL) {
-            reap(running, index, idle);
+          while (running.size() >= COLD_PARALLEL
+              || (!running.isEmpty()
+                  && running.get(0).idleDue() - System.nanoTime() < COLD_QUIET.toNanos())) {
+            reap(running, index, idle, series);
           }
           Path dir = ctx.newDir("gc");
           Path pd = dir.resolve("p");
@@ -430,7 +448,9 @@ public final class GoFlags implements Scenario {
                   List.of(
                       go.fakeKubelet().toString(),
                       "-dir=" + pd,
-                      "-cold-idle=" + sizes.coldIdleSeconds() + "s"),
+                      "-cold-idle=" + sizes.coldIdleSeconds() + "s",
+                      "-series=" + sizes.coldSeries(),
+                      "-series-gap=" + Sizes.COLD_SERIES_GAP_MS + "ms"),
                   Map.of(),
                   log);
           GoLines.awaitFile(pd.resolve("kubelet.sock"), kubelet, GoAllocate.SETUP);
@@ -447,15 +467,22 @@ public final class GoFlags implements Scenario {
                       Map.of(),
                       dir.resolve("go.log"))
                   : node.start(c.flags(), pd, null, dir);
-          ColdRun run = new ColdRun(c, kubelet, plugin, log);
+          // The next start waits for this one's first Allocate: starts never overlap.
+          try {
+            first.get(c)[i] = awaitLine(c, kubelet, plugin, log, "cold").nanos("first");
+          } catch (Exception | Error e) {
+            plugin.close();
+            kubelet.close();
+            throw e;
+          }
+          long idleDue = System.nanoTime() + Duration.ofSeconds(sizes.coldIdleSeconds()).toNanos();
+          ColdRun run = new ColdRun(c, kubelet, plugin, log, idleDue);
           running.add(run);
           index.put(run, i);
-          // The next start waits for this one's first Allocate: starts never overlap.
-          first.get(c)[i] = awaitLine(run, "cold").nanos("first");
         }
       }
       while (!running.isEmpty()) {
-        reap(running, index, idle);
+        reap(running, index, idle, series);
       }
     } finally {
       for (ColdRun r : running) {
@@ -475,7 +502,9 @@ public final class GoFlags implements Scenario {
                 + " processes per row, started one after another (the next starts once the"
                 + " previous answered its first Allocate; up to "
                 + COLD_PARALLEL
-                + " idle at once); µs. Ratio: row / go-stub, p50.",
+                + " idle at once, and none starts within "
+                + COLD_QUIET.toSeconds()
+                + " s of another's call after idle); µs. Ratio: row / go-stub, p50.",
             "plugin / flags",
             "processes",
             "first Allocate p50",
@@ -508,11 +537,88 @@ public final class GoFlags implements Scenario {
             ratio <= 2.0);
       }
     }
+    seriesTable(report, sizes, configs, series);
   }
 
-  /** Waits for a run to finish (one that already has, else the oldest); records its idle call. */
+  /**
+   * The cold processes' series: after the call after idle, Allocates {@value
+   * Sizes#COLD_SERIES_GAP_MS} ms apart, as a node's pod starts call a plugin. Between calls the
+   * process sleeps, so each call finds cold caches, and with few calls the JIT compiles little.
+   */
+  private static void seriesTable(
+      Report report, Sizes sizes, List<Config> configs, Map<Config, long[][]> series) {
+    if (sizes.coldSeries() < 2) {
+      return;
+    }
+    int head = Math.min(COLD_SERIES_HEAD, sizes.coldSeries() / 2);
+    List<List<String>> rows =
+        report.table(
+            COLD_SERIES,
+            "The same processes as the cold table: after the Allocate after idle, "
+                + sizes.coldSeries()
+                + " more, "
+                + Sizes.COLD_SERIES_GAP_MS
+                + " ms apart (calls 3 to "
+                + (sizes.coldSeries() + 2)
+                + " of each process). Calls 1 to "
+                + head
+                + " of the series and the rest, pooled over the processes; µs. Ratio: row /"
+                + " go-stub, p50.",
+            "plugin / flags",
+            "calls",
+            "1-" + head + " p50",
+            "1-" + head + " p90",
+            "rest p50",
+            "rest p90",
+            "1-" + head + " p50 / go-stub",
+            "rest p50 / go-stub");
+    Stats[] go = seriesStats(series.get(configs.get(0)), head);
+    for (Config c : configs) {
+      Stats[] s = seriesStats(series.get(c), head);
+      rows.add(
+          List.of(
+              c.name(),
+              Integer.toString(s[0].count() + s[1].count()),
+              Fmt.us(s[0].percentile(50)),
+              Fmt.us(s[0].percentile(90)),
+              Fmt.us(s[1].percentile(50)),
+              Fmt.us(s[1].percentile(90)),
+              Fmt.ratio((double) s[0].percentile(50) / go[0].percentile(50)),
+              Fmt.ratio((double) s[1].percentile(50) / go[1].percentile(50))));
+    }
+  }
+
+  /** The series' first {@code head} calls and the rest, pooled over the processes. */
+  private static Stats[] seriesStats(long[][] perProcess, int head) {
+    int total = 0;
+    for (long[] p : perProcess) {
+      total += p.length;
+    }
+    long[] first = new long[total];
+    long[] rest = new long[total];
+    int nf = 0;
+    int nr = 0;
+    for (long[] p : perProcess) {
+      for (int i = 0; i < p.length; i++) {
+        if (i < head) {
+          first[nf++] = p[i];
+        } else {
+          rest[nr++] = p[i];
+        }
+      }
+    }
+    return new Stats[] {Stats.of(first, nf), Stats.of(rest, nr)};
+  }
+
+  /**
+   * Waits for a run to finish (one that already has, else the oldest, whose call after idle is the
+   * next due); records its idle call.
+   */
   private static void reap(
-      List<ColdRun> running, Map<ColdRun, Integer> index, Map<Config, long[]> idle)
+      List<ColdRun> running,
+      Map<ColdRun, Integer> index,
+      Map<Config, long[]> idle,
+      Map<Config, long[][]> series)
       throws Exception {
     ColdRun r = running.get(0);
     for (Iterator<ColdRun> it = running.iterator(); it.hasNext(); ) {
@@ -524,19 +630,23 @@ public final class GoFlags implements Scenario {
     }
     String out = GoLines.awaitSuccess(r.kubelet(), r.log(), Duration.ofSeconds(120));
     idle.get(r.config())[index.get(r)] = GoLines.parse(out, "idle").get(0).nanos("allocate");
+    series.get(r.config())[index.get(r)] =
+        GoLines.parse(out, "series").stream().mapToLong(l -> l.nanos("allocate")).toArray();
     r.plugin().close();
     running.remove(r);
   }
 
   /** Waits for the fake kubelet's first line of a kind. */
-  private static GoLines.Line awaitLine(ColdRun run, String kind) throws Exception {
+  private static GoLines.Line awaitLine(
+      Config config, JavaProcess kubelet, JavaProcess plugin, Path log, String kind)
+      throws Exception {
     long end = System.nanoTime() + GoAllocate.SETUP.toNanos();
     while (System.nanoTime() < end) {
-      List<GoLines.Line> lines = GoLines.parse(GoLines.read(run.log()), kind);
+      List<GoLines.Line> lines = GoLines.parse(GoLines.read(log), kind);
       if (!lines.isEmpty()) {
         return lines.get(0);
       }
-      if (run.kubelet().waitFor(Duration.ofMillis(5))) {
+      if (kubelet.waitFor(Duration.ofMillis(5))) {
         break;
       }
     }
@@ -544,10 +654,10 @@ public final class GoFlags implements Scenario {
         "no '"
             + kind
             + "' line from the Go fake kubelet for "
-            + run.config().name()
+            + config.name()
             + "\n"
-            + run.kubelet().logTail(20)
+            + kubelet.logTail(20)
             + "\n"
-            + run.plugin().logTail(20));
+            + plugin.logTail(20));
   }
 }

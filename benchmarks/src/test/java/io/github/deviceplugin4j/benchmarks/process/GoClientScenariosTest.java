@@ -137,6 +137,13 @@ class GoClientScenariosTest {
       assertThat(number(t.cell(r, "served → listed p50"))).isGreaterThan(register);
       assertThat(number(t.cell(r, "max"))).isGreaterThanOrEqualTo(register);
     }
+    // The same restarts in order, one column per restart at quick sizes.
+    Report.Table inOrder = report.table(GoRestart.IN_ORDER_TITLE).orElseThrow();
+    assertThat(inOrder.rows()).extracting(r -> r.get(0)).containsExactly("fpga-example", "go-stub");
+    int n = Sizes.quick().restarts();
+    assertThat(inOrder.rows().get(0)).hasSize(n + 1);
+    assertThat(number(inOrder.cell(0, "1-1"))).isPositive();
+    assertThat(number(inOrder.cell(1, n + "-" + n))).isPositive();
   }
 
   @Test
@@ -188,6 +195,17 @@ class GoClientScenariosTest {
     assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactly("go-stub", "image flags");
     assertThat(number(cold.cell(1, "first Allocate p50"))).isPositive();
     assertThat(report.table(GoFlags.TITLE)).isEmpty();
+    // The series after the call after idle: half its calls in the first column, the rest after.
+    Report.Table series = report.table(GoFlags.COLD_SERIES).orElseThrow();
+    assertThat(series.rows()).extracting(r -> r.get(0)).containsExactly("go-stub", "image flags");
+    int calls = Sizes.quick().coldAllocates() * Sizes.quick().coldSeries();
+    for (int r = 0; r < 2; r++) {
+      assertThat(series.cell(r, "calls")).isEqualTo(String.valueOf(calls));
+      assertThat(number(series.cell(r, "1-1 p90")))
+          .isGreaterThanOrEqualTo(number(series.cell(r, "1-1 p50")));
+      assertThat(number(series.cell(r, "rest p50"))).isPositive();
+    }
+    assertThat(series.cell(0, "rest p50 / go-stub")).isEqualTo("1.00×");
   }
 
   @Test

@@ -155,8 +155,9 @@ final class AppCds {
     check(dumped, jsa, tail(log));
     return new Archive(
         "recommended + AppCDS (image build)",
-        "CdsTraining: no kubelet; options, ListAndWatch, preferred, Allocate, pre-start;"
-            + " both registration modes; exits; its class list dumped as a static archive",
+        "CdsTraining: no kubelet (its own kubelet side); options, ListAndWatch, preferred,"
+            + " Allocate, pre-start; a Register refused, one accepted, a kubelet restart; both"
+            + " registration modes; exits; its class list dumped as a static archive",
         jsa,
         Files.size(jsa),
         nanos,

@@ -48,11 +48,13 @@ import java.util.stream.Stream;
  * {@code /metrics}, {@code /healthz} and {@code /readyz}; its registration, with {@code
  * kubelet.sock} linked to the plugin's own socket (the Register call crosses the plugin's
  * registration client and the gRPC server path and is refused, as this plugin serves no
- * Registration service); then the same plugin in plugin-watcher mode, asked for its info and told
- * it is registered. The kubelet's side of each step ({@link CdsTrainingKubelet}) runs in a JVM of
- * its own, started from the same class path: its gRPC client's classes are not the plugin's and
- * stay out of the archive. The archive applies only to the same jar at the same path, with
- * compatible flags: train with the image's own flags.
+ * Registration service); its registration with a kubelet that accepts it and dials back, a kubelet
+ * restart (the plugin's socket deleted, {@code kubelet.sock} served again) and its registration
+ * again; then the same plugin in plugin-watcher mode, asked for its info and told it is registered.
+ * The kubelet's side of each step ({@link CdsTrainingKubelet}) runs in a JVM of its own, started
+ * from the same class path: its gRPC client's classes are not the plugin's and stay out of the
+ * archive. The archive applies only to the same jar at the same path, with compatible flags: train
+ * with the image's own flags.
  */
 public final class CdsTraining {
 
@@ -106,10 +108,16 @@ public final class CdsTraining {
       Path socket = host.status(RESOURCE).socket();
       InetSocketAddress http = host.httpAddress().orElseThrow();
       kubelet("legacy", socket.toString(), String.valueOf(http.getPort()));
-      Files.createSymbolicLink(pluginDir.resolve("kubelet.sock"), socket);
+      Path kubeletSocket = pluginDir.resolve("kubelet.sock");
+      Files.createSymbolicLink(kubeletSocket, socket);
       await(
           () -> host.status(RESOURCE).lastError().isPresent(),
           "a registration attempt on kubelet.sock");
+      Files.delete(kubeletSocket);
+      kubelet("register", pluginDir.toString());
+      await(
+          () -> host.status(RESOURCE).registrations() >= 2,
+          "a registration, a kubelet restart and a registration again");
     }
   }
 

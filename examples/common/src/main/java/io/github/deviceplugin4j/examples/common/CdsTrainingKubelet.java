@@ -11,24 +11,31 @@ import io.github.deviceplugin4j.api.v1beta1.DevicePluginGrpc;
 import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
 import io.github.deviceplugin4j.api.v1beta1.PreStartContainerRequest;
+import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
 import io.grpc.ManagedChannel;
+import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioDomainSocketChannel;
+import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The kubelet's side of {@link CdsTraining}, in a JVM of its own, so that the classes of its gRPC
@@ -39,6 +46,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * CdsTrainingKubelet legacy &lt;plugin socket&gt; &lt;HTTP endpoint port on loopback&gt;
  * CdsTrainingKubelet watcher &lt;plugin socket&gt;
+ * CdsTrainingKubelet register &lt;plugin directory&gt;
  * </pre>
  */
 public final class CdsTrainingKubelet {
@@ -50,11 +58,18 @@ public final class CdsTrainingKubelet {
    *
    * @param args {@code legacy <socket> <port>}: options, ListAndWatch, preferred, Allocate and
    *     pre-start, then {@code /metrics}, {@code /healthz} and {@code /readyz}; {@code watcher
-   *     <socket>}: GetInfo and NotifyRegistrationStatus, then the same calls
+   *     <socket>}: GetInfo and NotifyRegistrationStatus, then the same calls; {@code register
+   *     <plugin directory>}: the kubelet's registration service on {@code kubelet.sock}, which
+   *     accepts a Register and dials the plugin back, then restarts as the kubelet does and accepts
+   *     the second Register
    */
   public static void main(String[] args) {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     try {
+      if (args[0].equals("register")) {
+        registerTwice(Path.of(args[1]), group);
+        System.exit(0);
+      }
       ManagedChannel ch = channel(Path.of(args[1]), group);
       try {
         if (args[0].equals("watcher")) {
@@ -89,12 +104,86 @@ public final class CdsTrainingKubelet {
     System.exit(0);
   }
 
+  /**
+   * Serves the kubelet's registration service on {@code kubelet.sock}, so that the plugin's side of
+   * a successful Register (reading the answer, the dial-back, the readiness file) and of a kubelet
+   * restart (its socket deleted, {@code kubelet.sock} served again, a second Register) are in the
+   * class list: every plugin runs the first, and the second when its node's kubelet restarts.
+   */
+  private static void registerTwice(Path pluginDir, EventLoopGroup group) throws Exception {
+    Path kubeletSocket = pluginDir.resolve("kubelet.sock");
+    for (int round = 0; round < 2; round++) {
+      if (round > 0) {
+        // A restart: the kubelet deletes the sockets of the directory, then serves again.
+        try (Stream<Path> files = Files.list(pluginDir)) {
+          for (Path f : files.collect(Collectors.toList())) {
+            if (!Files.isDirectory(f)) {
+              Files.deleteIfExists(f);
+            }
+          }
+        }
+      }
+      CompletableFuture<RegisterRequest> registered = new CompletableFuture<>();
+      Server server =
+          NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(kubeletSocket))
+              .channelType(NioServerDomainSocketChannel.class)
+              .bossEventLoopGroup(group)
+              .workerEventLoopGroup(group)
+              .withChildOption(ChannelOption.SO_KEEPALIVE, null)
+              .addService(
+                  new io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc.RegistrationImplBase() {
+                    @Override
+                    public void register(RegisterRequest request, StreamObserver<Empty> answer) {
+                      answer.onNext(Empty.getDefaultInstance());
+                      answer.onCompleted();
+                      registered.complete(request);
+                    }
+                  })
+              .build()
+              .start();
+      try {
+        RegisterRequest request = registered.get(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS);
+        ManagedChannel ch = channel(pluginDir.resolve(request.getEndpoint()), group);
+        try {
+          DevicePluginGrpc.newBlockingStub(ch)
+              .withDeadlineAfter(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS)
+              .getDevicePluginOptions(Empty.getDefaultInstance());
+          firstList(ch);
+        } finally {
+          ch.shutdownNow().awaitTermination(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS);
+        }
+      } finally {
+        server.shutdownNow().awaitTermination(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS);
+        Files.deleteIfExists(kubeletSocket);
+      }
+    }
+  }
+
   /** The kubelet's calls on a plugin, in the order of a pod admission. */
   private static void callAsTheKubelet(ManagedChannel ch) throws Exception {
     DevicePluginGrpc.DevicePluginBlockingStub stub =
         DevicePluginGrpc.newBlockingStub(ch)
             .withDeadlineAfter(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS);
     stub.getDevicePluginOptions(Empty.getDefaultInstance());
+    firstList(ch);
+    stub.getPreferredAllocation(
+        io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest.newBuilder()
+            .addContainerRequests(
+                ContainerPreferredAllocationRequest.newBuilder()
+                    .addAvailableDeviceIDs(CdsTraining.Backend.ID)
+                    .setAllocationSize(1))
+            .build());
+    stub.allocate(
+        AllocateRequest.newBuilder()
+            .addContainerRequests(
+                ContainerAllocateRequest.newBuilder().addDevicesIds(CdsTraining.Backend.ID))
+            .build());
+    stub.preStartContainer(
+        PreStartContainerRequest.newBuilder().addDevicesIds(CdsTraining.Backend.ID).build());
+  }
+
+  /** Opens ListAndWatch, waits for the first list, and cancels the stream. */
+  private static void firstList(ManagedChannel ch) throws Exception {
     CompletableFuture<ListAndWatchResponse> first = new CompletableFuture<>();
     io.grpc.Context.CancellableContext stream = io.grpc.Context.current().withCancellation();
     stream.run(
@@ -127,20 +216,6 @@ public final class CdsTrainingKubelet {
     } finally {
       stream.cancel(null);
     }
-    stub.getPreferredAllocation(
-        io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest.newBuilder()
-            .addContainerRequests(
-                ContainerPreferredAllocationRequest.newBuilder()
-                    .addAvailableDeviceIDs(CdsTraining.Backend.ID)
-                    .setAllocationSize(1))
-            .build());
-    stub.allocate(
-        AllocateRequest.newBuilder()
-            .addContainerRequests(
-                ContainerAllocateRequest.newBuilder().addDevicesIds(CdsTraining.Backend.ID))
-            .build());
-    stub.preStartContainer(
-        PreStartContainerRequest.newBuilder().addDevicesIds(CdsTraining.Backend.ID).build());
   }
 
   /**

@@ -25,8 +25,9 @@ class CdsTrainingTest {
           .as("sockets left behind")
           .isEmpty();
     }
-    // The legacy plugin was refused by "kubelet.sock" (its own socket), the watcher plugin was
-    // told it is registered: both steps are awaited inside run(); here, nothing keeps running.
+    // The legacy plugin was refused by "kubelet.sock" (its own socket), then registered with the
+    // training kubelet, again after its restart; the watcher plugin was told it is registered:
+    // every step is awaited inside run(); here, nothing keeps running.
     org.awaitility.Awaitility.await()
         .atMost(java.time.Duration.ofSeconds(10))
         .until(() -> liveCoreThreads() <= threadsBefore);

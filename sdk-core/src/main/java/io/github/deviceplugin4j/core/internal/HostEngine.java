@@ -252,12 +252,13 @@ public final class HostEngine implements AutoCloseable {
   /**
    * Socket warm-up calls by default: none, it is opt-in. With 500 (C1 compiles a method after about
    * 200 invocations), each call on a connection of its own, the transport's per-call and
-   * per-connection methods are compiled early: with the image's flags, through the Go fake-kubelet,
-   * the Allocate after 60 s idle took 2.2 ms at p50 instead of 3.3 ms (the Go stub: 0.7 ms), while
-   * the first one, right after registration, took 9.9 instead of 5.6 ms, competing with the warm-up
-   * for the cores. It costs about 6 MiB more idle RSS (67.8 against 61.9 MiB: compiled code,
-   * compiler arenas) and CPU at start, which the image's 64 MiB target cannot afford; a vendor
-   * whose pods must not wait a few milliseconds after an idle time turns it on with {@code
+   * per-connection methods are compiled early. With the image's flags, through the Go fake-kubelet:
+   * Allocates 100 ms apart took 1.2-1.3 ms at p50 instead of 3.0-3.3 ms (the Go stub: 0.55 ms), the
+   * one after 60 s idle 1.5-1.6 ms instead of 3.7 ms, re-registration 4.0 ms instead of 5.5 ms; the
+   * first Allocate, right after registration, is not faster (it competes with the warm-up for the
+   * cores). It costs about 6 MiB more idle RSS (67.9 against 61.9 MiB: compiled code, 2,500 more
+   * methods) and CPU at start, which the image's 64 MiB target cannot afford; a vendor whose nodes
+   * can give the plugin that memory turns it on with {@code
    * -Ddeviceplugin4j.warmUpSocketCalls=500}.
    */
   static final int DEFAULT_WARM_UP_SOCKET_CALLS = 0;

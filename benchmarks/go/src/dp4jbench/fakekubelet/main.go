@@ -149,7 +149,7 @@ func main() {
 	warmup := flag.Int("warmup", 5, "restarts before measuring")
 	pause := flag.Duration("pause", 0, "idle time before each restart (a real kubelet is down for seconds; the plugin is idle in between)")
 	coldIdle := flag.Duration("cold-idle", -1, "when >= 0: Allocate one device right after the first list, and again after this idle time")
-	series := flag.Int("series", 0, "with -cold-idle: this many more Allocates after the one after idle, -series-gap apart, each printed (a node's Allocates come seconds apart: does the latency fall as the plugin's code warms up?)")
+	series := flag.Int("series", 0, "with -cold-idle: this many more Allocates after the one after idle, -series-gap apart, each printed (a node's Allocates come far apart: does the latency fall as the plugin's code warms up?)")
 	seriesGap := flag.Duration("series-gap", 100*time.Millisecond, "time between the -series Allocates")
 	timeout := flag.Duration("timeout", 60*time.Second, "longest wait for a registration")
 	flag.Parse()

@@ -21,7 +21,8 @@ import java.util.List;
  * @param coldAllocates fresh plugin processes per flag set for the cold Allocate ({@code flags})
  * @param coldIdleSeconds idle time before the second cold Allocate ({@code flags})
  * @param coldSeries Allocates after the one after idle, {@link #COLD_SERIES_GAP_MS} ms apart, per
- *     cold process: a node's calls come seconds apart, so this is how most of them run
+ *     cold process: a node calls its plugin a few times per pod start, far apart, so this is how
+ *     most of its calls run
  */
 public record Sizes(
     int allocateWarmup,

@@ -44,7 +44,7 @@ public final class GoRestart {
    * @param options Register received → GetDevicePluginOptions answered
    * @param list options answered → first list received
    * @param total served → first list received
-   * @param inOrder served → first list received of each restart, in order
+   * @param inOrder served → first list received of every restart, the warm-up ones first, in order
    */
   record Steps(Stats register, Stats options, Stats list, Stats total, long[] inOrder) {}
 
@@ -141,34 +141,40 @@ public final class GoRestart {
   }
 
   /**
-   * The same restarts, served → listed p50 per group of consecutive restarts. The code a restart
-   * runs, runs once per restart: the JIT compiles it after a few hundred restarts, so the later
-   * groups show compiled code, and the first ones what a node sees, whose kubelet restarts a few
-   * times in its life.
+   * Every restart, served → listed: the first alone, the other warm-up restarts, then the measured
+   * ones in groups. The code a restart runs, runs once per restart: the JIT compiles it after a few
+   * hundred restarts, so the later groups show compiled code, and the first ones what a node sees,
+   * whose kubelet restarts a few times in its life.
    */
   private static void inOrder(Report report, Map<String, Steps> all, int n) {
     int group = Math.max(1, n / GROUPS);
+    // Column bounds, 0-based and exclusive: [0, 1), [1, WARM_UP), then groups of the measured.
+    List<int[]> columns = new ArrayList<>();
+    columns.add(new int[] {0, 1});
+    columns.add(new int[] {1, WARM_UP});
+    for (int from = WARM_UP; from < WARM_UP + n; from += group) {
+      columns.add(new int[] {from, Math.min(WARM_UP + n, from + group)});
+    }
     List<String> headers = new ArrayList<>();
     headers.add("plugin");
-    for (int from = 0; from < n; from += group) {
-      headers.add((from + 1) + "-" + Math.min(n, from + group));
+    for (int[] c : columns) {
+      headers.add(c[1] - c[0] == 1 ? String.valueOf(c[1]) : (c[0] + 1) + "-" + c[1]);
     }
     List<List<String>> rows =
         report.table(
             IN_ORDER_TITLE,
-            "The restarts of the table above in the order they came (after the "
-                + WARM_UP
-                + " warm-up restarts): served → listed p50 of each group of "
-                + group
-                + "; ms.",
+            "Every restart in the order it came: restart 1, "
+                + PAUSE
+                + " after the plugin's first registration (still starting: its warm-up and the"
+                + " JIT's start-up compilations run), and the other warm-up restarts, then those"
+                + " of the table above; served → listed p50 of each column; ms.",
             headers.toArray(String[]::new));
     for (Map.Entry<String, Steps> e : all.entrySet()) {
       List<String> row = new ArrayList<>();
       row.add(e.getKey());
       long[] t = e.getValue().inOrder();
-      for (int from = 0; from < n; from += group) {
-        int to = Math.min(n, from + group);
-        row.add(Fmt.ms(Stats.of(Arrays.copyOfRange(t, from, to)).percentile(50)));
+      for (int[] c : columns) {
+        row.add(Fmt.ms(Stats.of(Arrays.copyOfRange(t, c[0], c[1])).percentile(50)));
       }
       rows.add(row);
     }
@@ -191,8 +197,10 @@ public final class GoRestart {
             List.of(
                 go.fakeKubelet().toString(),
                 "-dir=" + pd,
-                "-restarts=" + restarts,
-                "-warmup=" + WARM_UP,
+                // The warm-up restarts are measured too, for the in-order table: the fake
+                // kubelet's own warm-up would not print them.
+                "-restarts=" + (WARM_UP + restarts),
+                "-warmup=0",
                 "-pause=" + PAUSE),
             Map.of(),
             log)) {
@@ -218,12 +226,12 @@ public final class GoRestart {
               e.getMessage() + "\nplugin " + plugin + ":\n" + p.logTail(30), e);
         }
         List<GoLines.Line> lines = GoLines.parse(out, "restart");
-        if (lines.size() != restarts) {
+        if (lines.size() != WARM_UP + restarts) {
           throw new IllegalStateException(
               "the Go fake kubelet reported "
                   + lines.size()
                   + " restarts of "
-                  + restarts
+                  + (WARM_UP + restarts)
                   + "\n"
                   + out);
         }
@@ -231,15 +239,19 @@ public final class GoRestart {
         long[] options = new long[restarts];
         long[] list = new long[restarts];
         long[] total = new long[restarts];
-        for (int i = 0; i < restarts; i++) {
+        long[] inOrder = new long[WARM_UP + restarts];
+        for (int i = 0; i < WARM_UP + restarts; i++) {
           GoLines.Line l = lines.get(i);
-          register[i] = l.nanos("register");
-          options[i] = l.nanos("options") - l.nanos("register");
-          list[i] = l.nanos("list") - l.nanos("options");
-          total[i] = l.nanos("list");
+          inOrder[i] = l.nanos("list");
+          if (i >= WARM_UP) {
+            register[i - WARM_UP] = l.nanos("register");
+            options[i - WARM_UP] = l.nanos("options") - l.nanos("register");
+            list[i - WARM_UP] = l.nanos("list") - l.nanos("options");
+            total[i - WARM_UP] = l.nanos("list");
+          }
         }
         return new Steps(
-            Stats.of(register), Stats.of(options), Stats.of(list), Stats.of(total), total.clone());
+            Stats.of(register), Stats.of(options), Stats.of(list), Stats.of(total), inOrder);
       }
     }
   }

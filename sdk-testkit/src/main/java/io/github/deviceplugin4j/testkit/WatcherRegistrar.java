@@ -292,6 +292,12 @@ final class WatcherRegistrar {
       boolean removedMeanwhile;
       lock.lock();
       try {
+        // Checked again under the lock that clear() takes: a restart between the check above and
+        // here must not find this socket registered afterwards, or its rediscovery is skipped.
+        if (!stillCurrent(begun, name, socket)) {
+          dropStaleConnection(name, socket);
+          return;
+        }
         watcherPlugins.put(socket, name);
         if (key != null) {
           registeredKeys.put(socket, key);
@@ -335,6 +341,12 @@ final class WatcherRegistrar {
     boolean removedMeanwhile;
     lock.lock();
     try {
+      // As for a device plugin: a restart since the DRA handler took the plugin has dropped it
+      // (DRA_DEREGISTER); recording the socket now would keep the restarted kubelet from
+      // rediscovering it.
+      if (!stillCurrent(begun, name, socket)) {
+        return;
+      }
       watcherPlugins.put(socket, name);
       draSockets.add(socket);
       if (key != null) {

@@ -3,12 +3,15 @@ package io.github.deviceplugin4j.core.internal;
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationException;
 import io.grpc.Status;
+import java.net.ConnectException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -30,6 +33,15 @@ final class LegacyRegister {
   private final Path kubeletSocket;
   private volatile String lastOffered;
   private volatile UnaryCall current;
+  private volatile boolean cancelled;
+
+  /**
+   * Delays, in ms, of the quick retries after a refused connection. The kubelet's socket file
+   * appears when it binds, a moment before it listens: a plugin that connects on the file's create
+   * event can be refused in between, and its next attempt after the backoff would come seconds
+   * later. About 0.2 s in all; then the failure is reported and the backoff applies.
+   */
+  static final long[] REFUSED_RETRY_MS = {2, 5, 10, 20, 50, 100};
 
   LegacyRegister(String name, Shared shared, Path kubeletSocket) {
     this.name = name;
@@ -49,12 +61,13 @@ final class LegacyRegister {
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
     CompletableFuture<String> result = new CompletableFuture<>();
-    tryVersion(endpoint, requests, executor, 0, result);
+    tryVersion(endpoint, requests, executor, 0, 0, result);
     return result;
   }
 
   /** Ends the call under way, if any, with CANCELLED (the plugin stops). */
   void cancel() {
+    cancelled = true;
     UnaryCall c = current;
     if (c != null) {
       c.cancel();
@@ -66,7 +79,13 @@ final class LegacyRegister {
       RequestHandler requests,
       Executor executor,
       int index,
+      int refused,
       CompletableFuture<String> result) {
+    if (cancelled) {
+      result.completeExceptionally(
+          registerError(Status.CANCELLED.withDescription("call cancelled"), false));
+      return;
+    }
     ApiAdapter adapter = shared.config().adapters().get(index);
     lastOffered = adapter.version();
     UnaryCall call =
@@ -90,6 +109,28 @@ final class LegacyRegister {
                 return;
               }
               Status status = Status.fromThrowable(error);
+              if (refused < REFUSED_RETRY_MS.length && isRefusedConnection(status)) {
+                try {
+                  shared
+                      .timer()
+                      .schedule(
+                          () ->
+                              executor.execute(
+                                  () ->
+                                      tryVersion(
+                                          endpoint,
+                                          requests,
+                                          executor,
+                                          index,
+                                          refused + 1,
+                                          result)),
+                          REFUSED_RETRY_MS[refused],
+                          TimeUnit.MILLISECONDS);
+                  return;
+                } catch (RejectedExecutionException e) {
+                  // shutting down: report the refusal
+                }
+              }
               boolean versionRefused = isVersionRefusal(status);
               if (versionRefused
                   && index + 1 < shared.config().adapters().size()
@@ -100,7 +141,7 @@ final class LegacyRegister {
                     adapter.version(),
                     status.getDescription(),
                     shared.config().adapters().get(index + 1).version());
-                tryVersion(endpoint, requests, executor, index + 1, result);
+                tryVersion(endpoint, requests, executor, index + 1, 0, result);
                 return;
               }
               result.completeExceptionally(registerError(status, versionRefused));
@@ -116,6 +157,20 @@ final class LegacyRegister {
   String lastOffered() {
     String v = lastOffered;
     return v != null ? v : shared.config().adapters().get(0).version();
+  }
+
+  /** A connection the kubelet's socket refused: it exists, but nothing listens on it (yet). */
+  static boolean isRefusedConnection(Status status) {
+    if (status.getCode() != Status.Code.UNAVAILABLE) {
+      return false;
+    }
+    for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
+      if (t instanceof ConnectException
+          && String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT).contains("refused")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean isVersionRefusal(Status status) {

@@ -192,6 +192,8 @@ class UnaryCallTest {
 
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(status.getDescription()).contains(socket.toString());
+    // No file is no kubelet: the Register is not retried at once, the backoff applies.
+    assertThat(LegacyRegister.isRefusedConnection(status)).isFalse();
   }
 
   @Test
@@ -203,6 +205,9 @@ class UnaryCallTest {
     Status status = statusOf(call(REGISTER, request("example.com/fpga"), LONG).result());
 
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    // A file nobody listens on yet, as kubelet.sock between the kubelet's bind and its listen:
+    // LegacyRegister retries it within a fraction of a second instead of after the backoff.
+    assertThat(LegacyRegister.isRefusedConnection(status)).isTrue();
   }
 
   @Test

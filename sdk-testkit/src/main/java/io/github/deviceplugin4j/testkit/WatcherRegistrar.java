@@ -285,15 +285,12 @@ final class WatcherRegistrar {
         notifyPlugin(stub, name, false, err);
         return;
       }
-      if (!stillCurrent(begun, name, socket)) {
-        dropStaleConnection(name, socket);
-        return;
-      }
       boolean removedMeanwhile;
       lock.lock();
       try {
-        // Checked again under the lock that clear() takes: a restart between the check above and
-        // here must not find this socket registered afterwards, or its rediscovery is skipped.
+        // Checked again after connecting, under the lock that clear() takes: a restart since the
+        // check above must not find this socket registered afterwards, or its rediscovery is
+        // skipped.
         if (!stillCurrent(begun, name, socket)) {
           dropStaleConnection(name, socket);
           return;

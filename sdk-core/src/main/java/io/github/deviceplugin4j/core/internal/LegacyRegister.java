@@ -61,7 +61,7 @@ final class LegacyRegister {
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
     CompletableFuture<String> result = new CompletableFuture<>();
-    tryVersion(endpoint, requests, executor, 0, 0, result);
+    tryVersion(endpoint, requests, executor, 0, 0, SocketFiles.identity(kubeletSocket), result);
     return result;
   }
 
@@ -80,6 +80,7 @@ final class LegacyRegister {
       Executor executor,
       int index,
       int refused,
+      SocketFiles.Identity socketFile,
       CompletableFuture<String> result) {
     if (cancelled) {
       result.completeExceptionally(
@@ -109,7 +110,9 @@ final class LegacyRegister {
                 return;
               }
               Status status = Status.fromThrowable(error);
-              if (refused < REFUSED_RETRY_MS.length && isRefusedConnection(status)) {
+              if (refused < REFUSED_RETRY_MS.length
+                  && isRefusedConnection(status)
+                  && stillTheSameSocket(socketFile)) {
                 try {
                   shared
                       .timer()
@@ -123,6 +126,7 @@ final class LegacyRegister {
                                           executor,
                                           index,
                                           refused + 1,
+                                          socketFile,
                                           result)),
                           REFUSED_RETRY_MS[refused],
                           TimeUnit.MILLISECONDS);
@@ -141,7 +145,7 @@ final class LegacyRegister {
                     adapter.version(),
                     status.getDescription(),
                     shared.config().adapters().get(index + 1).version());
-                tryVersion(endpoint, requests, executor, index + 1, 0, result);
+                tryVersion(endpoint, requests, executor, index + 1, 0, socketFile, result);
                 return;
               }
               result.completeExceptionally(registerError(status, versionRefused));
@@ -157,6 +161,18 @@ final class LegacyRegister {
   String lastOffered() {
     String v = lastOffered;
     return v != null ? v : shared.config().adapters().get(0).version();
+  }
+
+  /**
+   * Whether kubelet.sock is still the socket file the call started with. A refused connection is
+   * retried only then: a file replaced meanwhile (a new kubelet, or something that is not a socket)
+   * is the subject of its own create event and attempt, and the outcome of this one must describe
+   * the file it was made on.
+   */
+  private boolean stillTheSameSocket(SocketFiles.Identity socketFile) {
+    return socketFile != null
+        && SocketFiles.isSocket(kubeletSocket)
+        && SocketFiles.sameFile(socketFile, SocketFiles.identity(kubeletSocket));
   }
 
   /** A connection the kubelet's socket refused: it exists, but nothing listens on it (yet). */

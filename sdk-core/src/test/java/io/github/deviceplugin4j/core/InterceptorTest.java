@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.deviceplugin4j.api.v1beta1.AllocateRequest;
 import io.github.deviceplugin4j.api.v1beta1.AllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateRequest;
+import io.github.deviceplugin4j.core.internal.UdsServer;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -18,8 +20,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Interceptors added on the builder see, and may refuse, the kubelet's calls. */
 class InterceptorTest {
@@ -66,9 +69,28 @@ class InterceptorTest {
                 .build());
   }
 
-  @Test
-  void interceptorsSeeAllocateHeadersInOrder_andMayRefuseACall_whilePluginKeepsServing()
-      throws Exception {
+  /**
+   * With the SDK's own server (the default) and with grpc-java's ({@code
+   * -Ddeviceplugin4j.server=grpc}).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"", "grpc"})
+  void interceptorsSeeAllocateHeadersInOrder_andMayRefuseACall_whilePluginKeepsServing(
+      String server) throws Exception {
+    String before = System.getProperty(UdsServer.SERVER_PROPERTY);
+    System.setProperty(UdsServer.SERVER_PROPERTY, server);
+    try {
+      interceptorsSeeAllocateHeaders();
+    } finally {
+      if (before == null) {
+        System.clearProperty(UdsServer.SERVER_PROPERTY);
+      } else {
+        System.setProperty(UdsServer.SERVER_PROPERTY, before);
+      }
+    }
+  }
+
+  private void interceptorsSeeAllocateHeaders() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
     try (FakeKubelet kubelet = FakeKubelet.start(dir);
         DevicePluginHost host =
@@ -100,6 +122,14 @@ class InterceptorTest {
       assertThat(ok.getContainerResponsesCount()).isEqualTo(1);
       assertThat(seen).containsExactly("first:Allocate:team-a", "second:Allocate:team-a");
       kubelet.allocate(RESOURCE, "gpu0");
+
+      // A kubelet restart: the socket is served again by a new server of the same kind.
+      seen.clear();
+      Mark restarted = kubelet.restart();
+      kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
+      kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
+      assertThat(kubelet.allocate(RESOURCE, "gpu1").deviceIds()).containsExactly("gpu1");
+      assertThat(seen).contains("first:ListAndWatch:null", "second:Allocate:null");
     }
   }
 }

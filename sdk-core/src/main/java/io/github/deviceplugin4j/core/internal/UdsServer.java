@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * bound inside a fresh private ({@code 0700}) directory next to its final place, given its
  * permissions there, then renamed into place atomically. Names start with a dot, so the kubelet's
  * plugin watcher ignores them.
+ *
+ * <p>The server is the SDK's own plain-frame HTTP/2 server ({@link H2Server}) on the shared event
+ * loop; with the system property {@value #SERVER_PROPERTY}{@code =grpc}, grpc-java's Netty server
+ * on the same loop, with the direct executor. Both serve the same services, interceptors included.
  */
 public final class UdsServer {
 
@@ -53,9 +57,8 @@ public final class UdsServer {
    * @param path the final socket path
    * @param permissions the socket file's permissions
    * @param services what to serve
-   * @param group the shared event loop group; every call runs on it (gRPC's direct executor), so
-   *     the services must never block: the request path hands vendor code that may block to worker
-   *     threads itself
+   * @param group the shared event loop group; every call runs on it, so the services must never
+   *     block: the request path hands vendor code that may block to worker threads itself
    * @param replacing the identity of this plugin's own current socket at the path, which is
    *     replaced without a liveness probe; null when there is none
    * @return the running server
@@ -100,19 +103,10 @@ public final class UdsServer {
     Path bindPath = privateDir.resolve("s");
     Server server = null;
     try {
-      NettyServerBuilder builder =
-          NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(bindPath))
-              .channelType(NioServerDomainSocketChannel.class)
-              .bossEventLoopGroup(group)
-              .workerEventLoopGroup(group)
-              // Calls stay on the event loop: handing each one to an executor thread and back
-              // costs more than the whole call (about 150 us at p50). Nothing here blocks.
-              .directExecutor()
-              // grpc-netty sets SO_KEEPALIVE on every accepted channel; Unix sockets do not know
-              // it, and Netty would log a warning per connection. null removes the option.
-              .withChildOption(ChannelOption.SO_KEEPALIVE, null);
-      services.forEach(builder::addService);
-      server = builder.build().start();
+      server =
+          "grpc".equals(System.getProperty(SERVER_PROPERTY))
+              ? grpcServer(bindPath, services, group)
+              : H2Server.start(bindPath, services, group);
       Files.setPosixFilePermissions(bindPath, permissions);
       return new Standby(server, privateDir, bindPath);
     } catch (IOException | RuntimeException e) {
@@ -123,6 +117,30 @@ public final class UdsServer {
       Files.deleteIfExists(privateDir);
       throw e;
     }
+  }
+
+  /**
+   * System property: {@code grpc} serves with grpc-java's own server (Netty's HTTP/2 codec) instead
+   * of the plain-frame server ({@link H2Server}), the default. Read whenever a server is bound.
+   */
+  public static final String SERVER_PROPERTY = "deviceplugin4j.server";
+
+  private static Server grpcServer(
+      Path bindPath, List<ServerServiceDefinition> services, EventLoopGroup group)
+      throws IOException {
+    NettyServerBuilder builder =
+        NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(bindPath))
+            .channelType(NioServerDomainSocketChannel.class)
+            .bossEventLoopGroup(group)
+            .workerEventLoopGroup(group)
+            // Calls stay on the event loop: handing each one to an executor thread and back
+            // costs more than the whole call (about 150 us at p50). Nothing here blocks.
+            .directExecutor()
+            // grpc-netty sets SO_KEEPALIVE on every accepted channel; Unix sockets do not know
+            // it, and Netty would log a warning per connection. null removes the option.
+            .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+    services.forEach(builder::addService);
+    return builder.build().start();
   }
 
   /** A server bound in its private directory, not yet placed at its final path. */

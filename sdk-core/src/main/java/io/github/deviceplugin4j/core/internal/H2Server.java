@@ -167,7 +167,15 @@ final class H2Server extends Server {
             }
           };
       listening =
-          loop.submit(() -> register(handle, NioIoOps.ACCEPT)).syncUninterruptibly().getNow();
+          loop.submit(
+                  new java.util.concurrent.Callable<IoRegistration>() {
+                    @Override
+                    public IoRegistration call() {
+                      return register(handle, NioIoOps.ACCEPT);
+                    }
+                  })
+              .syncUninterruptibly()
+              .getNow();
       listener = ch;
     } catch (IOException | RuntimeException e) {
       ch.close();
@@ -222,7 +230,6 @@ final class H2Server extends Server {
                   }
                 },
                 NioIoOps.READ);
-        c.start();
       } catch (IOException | RuntimeException e) {
         LOG.debug("cannot serve a connection on {}: {}", path, e.toString());
         c.closeConnection();
@@ -268,11 +275,14 @@ final class H2Server extends Server {
 
   private void closeListener() {
     Runnable close =
-        () -> {
-          if (listening != null) {
-            listening.cancel();
+        new Runnable() {
+          @Override
+          public void run() {
+            if (listening != null) {
+              listening.cancel();
+            }
+            closeQuietly(listener);
           }
-          closeQuietly(listener);
         };
     if (loop.inEventLoop() || loop.isShuttingDown()) {
       close.run();
@@ -385,13 +395,6 @@ final class H2Server extends Server {
       this.attributes = a.build();
     }
 
-    void start() {
-      synchronized (this) {
-        out.put(SERVER_PREFACE);
-        flush();
-      }
-    }
-
     /** A socket event, on the loop. */
     void ready(SelectionKey key) {
       if (!key.isValid()) {
@@ -455,6 +458,11 @@ final class H2Server extends Server {
           }
         }
         prefaceRead = true;
+        // The server's preface (SETTINGS) goes out with the answer to the client's: a client
+        // that connects and leaves without a word (a liveness probe) is never written to.
+        synchronized (this) {
+          out.put(SERVER_PREFACE);
+        }
       }
       while (in.remaining() >= HEADER) {
         int p = in.position();
@@ -757,13 +765,7 @@ final class H2Server extends Server {
       }
       streams.put(stream, call);
       if (timeoutNanos >= 0) {
-        context.addListener(
-            c -> {
-              if (c.cancellationCause() instanceof java.util.concurrent.TimeoutException) {
-                onLoop(() -> call.deadlineExceeded(timeoutNanos));
-              }
-            },
-            Runnable::run);
+        context.addListener(new DeadlineListener(call, timeoutNanos), DIRECT);
       }
       ServerCallHandler<Q, R> handler = definition.getServerCallHandler();
       Context previous = context.attach();
@@ -781,7 +783,7 @@ final class H2Server extends Server {
       if (endStream) {
         call.received(null, 0, 0, 0, true);
       }
-      call.callback(call::readyCallback);
+      call.callback(READY, null);
     }
 
     /** A trailers-only answer, with an HTTP status, to a request that names no call. */
@@ -810,7 +812,7 @@ final class H2Server extends Server {
         }
       }
       for (Call<?, ?> c : ready) {
-        c.callback(c::readyCallback);
+        c.callback(READY, null);
       }
     }
 
@@ -826,22 +828,24 @@ final class H2Server extends Server {
 
     /** Sends GOAWAY; on {@code now}, closes the connection too. From any thread. */
     void goAway(boolean now) {
-      onLoop(
-          () -> {
-            synchronized (this) {
-              if (closed) {
-                return;
-              }
-              if (!goingAway || now) {
-                goAwayFrame(NO_ERROR, null);
-                flush();
-              }
-              goingAway = true;
-            }
-            if (now) {
-              closeConnection();
-            }
-          });
+      onLoop(new ConnectionTask(this, now ? ConnectionTask.GO_AWAY_NOW : ConnectionTask.GO_AWAY));
+    }
+
+    /** On the loop. */
+    void goAwayNow(boolean now) {
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
+        if (!goingAway || now) {
+          goAwayFrame(NO_ERROR, null);
+          flush();
+        }
+        goingAway = true;
+      }
+      if (now) {
+        closeConnection();
+      }
     }
 
     /** Closes the socket and cancels every call. On the loop. */
@@ -911,21 +915,23 @@ final class H2Server extends Server {
       } catch (IOException e) {
         out.clear();
         LOG.debug("cannot write to a connection on {}: {}", path, e.toString());
-        later(this::closeConnection);
+        later(new ConnectionTask(this, ConnectionTask.CLOSE));
         return;
       }
       boolean rest = out.hasRemaining();
       out.compact();
       if (rest) {
         waitingToWrite = true; // the loop writes the rest when the socket takes it
-        onLoop(
-            () -> {
-              synchronized (this) {
-                if (!closed && waitingToWrite) {
-                  registration.submit(NioIoOps.READ_AND_WRITE);
-                }
-              }
-            });
+        onLoop(new ConnectionTask(this, ConnectionTask.WANT_WRITE));
+      }
+    }
+
+    /** On the loop. */
+    void wantWrite() {
+      synchronized (this) {
+        if (!closed && waitingToWrite) {
+          registration.submit(NioIoOps.READ_AND_WRITE);
+        }
       }
     }
 
@@ -1094,6 +1100,11 @@ final class H2Server extends Server {
       deliver();
     }
 
+    void requested(int numMessages) {
+      requested += numMessages;
+      deliver();
+    }
+
     private void deliver() {
       while (!finished && listener != null && requested > 0 && !messages.isEmpty()) {
         requested--;
@@ -1105,7 +1116,7 @@ final class H2Server extends Server {
           fail(Status.INTERNAL.withDescription("Invalid protobuf byte sequence").withCause(e));
           return;
         }
-        callback(() -> listener.onMessage(request));
+        callback(MESSAGE, request);
       }
       if (!finished
           && listener != null
@@ -1113,27 +1124,32 @@ final class H2Server extends Server {
           && messages.isEmpty()
           && !halfCloseDelivered) {
         halfCloseDelivered = true;
-        callback(() -> listener.onHalfClose());
+        callback(HALF_CLOSE, null);
       }
     }
 
     /** Runs a listener callback in the call's context; a throwing listener fails the call. */
-    void callback(Runnable r) {
-      if (finished) {
+    @SuppressWarnings("unchecked")
+    void callback(int what, Object message) {
+      Listener<Q> l = listener;
+      if (finished || l == null) {
         return;
       }
       Context previous = context.attach();
       try {
-        r.run();
+        switch (what) {
+          case MESSAGE -> l.onMessage((Q) message);
+          case HALF_CLOSE -> l.onHalfClose();
+          case READY -> l.onReady();
+          case CANCELLED -> l.onCancel();
+          case COMPLETE -> l.onComplete();
+          default -> throw new IllegalArgumentException("callback " + what);
+        }
       } catch (RuntimeException | Error e) {
         failed(e);
       } finally {
         context.detach(previous);
       }
-    }
-
-    void readyCallback() {
-      listener.onReady();
     }
 
     void failed(Throwable e) {
@@ -1173,10 +1189,7 @@ final class H2Server extends Server {
       if (finished) {
         return;
       }
-      Listener<Q> l = listener;
-      if (l != null) {
-        callback(l::onCancel);
-      }
+      callback(CANCELLED, null);
       finished = true;
       context.cancel(status.asRuntimeException());
     }
@@ -1205,10 +1218,7 @@ final class H2Server extends Server {
       if (finished) {
         return;
       }
-      Listener<Q> l = listener;
-      if (l != null) {
-        callback(l::onComplete);
-      }
+      callback(COMPLETE, null);
       finished = true;
       context.cancel(null);
     }
@@ -1218,14 +1228,9 @@ final class H2Server extends Server {
     @Override
     public void request(int numMessages) {
       if (loop.inEventLoop()) {
-        requested += numMessages;
-        deliver();
+        requested(numMessages);
       } else {
-        conn.onLoop(
-            () -> {
-              requested += numMessages;
-              deliver();
-            });
+        conn.onLoop(new CallTask(this, CallTask.REQUEST, numMessages));
       }
     }
 
@@ -1334,7 +1339,7 @@ final class H2Server extends Server {
         if (!remoteEnded) {
           conn.rstStream(id, NO_ERROR);
         }
-        conn.later(this::completed);
+        conn.later(new CallTask(this, CallTask.COMPLETED, 0));
       }
     }
 
@@ -1398,6 +1403,99 @@ final class H2Server extends Server {
       return authority;
     }
   }
+
+  // Listener callbacks, by kind (Call.callback).
+  private static final int MESSAGE = 0;
+  private static final int HALF_CLOSE = 1;
+  private static final int READY = 2;
+  private static final int CANCELLED = 3;
+  private static final int COMPLETE = 4;
+
+  // The tasks below are classes, not lambdas: a lambda not met by the image's training run is
+  // spun at its first use (several ms in the interpreter, on the event loop), and some of these
+  // run only on rare paths (a write failing, a deadline, a client that connects and leaves).
+
+  /** A call's task for the loop. */
+  private static final class CallTask implements Runnable {
+    static final int COMPLETED = 0;
+    static final int REQUEST = 1;
+    static final int DEADLINE = 2;
+
+    private final Call<?, ?> call;
+    private final int what;
+    private final long value;
+
+    CallTask(Call<?, ?> call, int what, long value) {
+      this.call = call;
+      this.what = what;
+      this.value = value;
+    }
+
+    @Override
+    public void run() {
+      switch (what) {
+        case COMPLETED -> call.completed();
+        case REQUEST -> call.requested((int) value);
+        case DEADLINE -> call.deadlineExceeded(value);
+        default -> throw new IllegalStateException("task " + what);
+      }
+    }
+  }
+
+  /** A connection's task for the loop. */
+  private static final class ConnectionTask implements Runnable {
+    static final int CLOSE = 0;
+    static final int WANT_WRITE = 1;
+    static final int GO_AWAY = 2;
+    static final int GO_AWAY_NOW = 3;
+
+    private final Connection connection;
+    private final int what;
+
+    ConnectionTask(Connection connection, int what) {
+      this.connection = connection;
+      this.what = what;
+    }
+
+    @Override
+    public void run() {
+      switch (what) {
+        case CLOSE -> connection.closeConnection();
+        case WANT_WRITE -> connection.wantWrite();
+        case GO_AWAY -> connection.goAwayNow(false);
+        case GO_AWAY_NOW -> connection.goAwayNow(true);
+        default -> throw new IllegalStateException("task " + what);
+      }
+    }
+  }
+
+  /** Resets a call when its context's deadline passes. */
+  private static final class DeadlineListener implements Context.CancellationListener {
+    private final Call<?, ?> call;
+    private final long timeoutNanos;
+
+    DeadlineListener(Call<?, ?> call, long timeoutNanos) {
+      this.call = call;
+      this.timeoutNanos = timeoutNanos;
+    }
+
+    @Override
+    public void cancelled(Context context) {
+      if (context.cancellationCause() instanceof java.util.concurrent.TimeoutException) {
+        call.conn.onLoop(new CallTask(call, CallTask.DEADLINE, timeoutNanos));
+      }
+    }
+  }
+
+  /** Runs a task on the calling thread. */
+  private static final class Direct implements java.util.concurrent.Executor {
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+  }
+
+  private static final java.util.concurrent.Executor DIRECT = new Direct();
 
   // ------------------------------------------------------------------------------- encoding
 

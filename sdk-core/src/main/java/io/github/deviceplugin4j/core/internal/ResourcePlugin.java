@@ -191,7 +191,27 @@ public final class ResourcePlugin implements PluginEndpoint {
    * @throws BackendException when the backend's {@code start} fails
    */
   public void start() {
+    discover();
+    serve();
+  }
+
+  /**
+   * Starts the backend and loads the first device list, on the caller's thread (the first half of
+   * {@link #start()}).
+   *
+   * @throws BackendException when the backend's {@code start} fails
+   */
+  public void discover() {
     discovery.start();
+  }
+
+  /**
+   * Serves the socket on the caller's thread and registers asynchronously (the second half of
+   * {@link #start()}).
+   *
+   * @throws ConfigurationException when the socket cannot be served (another live instance)
+   */
+  public void serve() {
     try {
       strategy.start();
     } catch (IOException e) {

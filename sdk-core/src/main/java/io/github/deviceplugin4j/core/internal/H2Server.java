@@ -1,5 +1,23 @@
 package io.github.deviceplugin4j.core.internal;
 
+import static io.github.deviceplugin4j.core.internal.Http2Frames.ACK;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.CONTINUATION;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.DATA;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.END_HEADERS;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.END_STREAM;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.GOAWAY;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADER;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADERS;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.MAX_FRAME;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PADDED;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PING;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PREFACE;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PRIORITY;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PUSH_PROMISE;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.RST_STREAM;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.SETTINGS;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.WINDOW_UPDATE;
+
 import io.grpc.Attributes;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -79,23 +97,6 @@ final class H2Server extends Server {
   private static final int ON_READY_THRESHOLD = 32 << 10;
   private static final int WINDOW = 1 << 20;
   private static final int DEFAULT_WINDOW = 65_535;
-  private static final int MAX_FRAME = 16_384;
-  private static final int HEADER = 9;
-
-  private static final int DATA = 0;
-  private static final int HEADERS = 1;
-  private static final int RST_STREAM = 3;
-  private static final int SETTINGS = 4;
-  private static final int PUSH_PROMISE = 5;
-  private static final int PING = 6;
-  private static final int GOAWAY = 7;
-  private static final int WINDOW_UPDATE = 8;
-  private static final int CONTINUATION = 9;
-  private static final int END_STREAM = 0x1;
-  private static final int ACK = 0x1;
-  private static final int END_HEADERS = 0x4;
-  private static final int PADDED = 0x8;
-  private static final int PRIORITY = 0x20;
 
   private static final int NO_ERROR = 0x0;
   private static final int PROTOCOL_ERROR = 0x1;
@@ -104,9 +105,6 @@ final class H2Server extends Server {
   private static final int REFUSED_STREAM = 0x7;
   private static final int CANCEL = 0x8;
   private static final int COMPRESSION_ERROR = 0x9;
-
-  private static final byte[] PREFACE =
-      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 
   /** {@code :status: 200} (static table entry 8) and {@code content-type: application/grpc}. */
   private static final byte[] RESPONSE_HEADERS = responseHeaders();

@@ -1,5 +1,21 @@
 package io.github.deviceplugin4j.core.internal;
 
+import static io.github.deviceplugin4j.core.internal.Http2Frames.ACK;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.CONTINUATION;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.DATA;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.END_HEADERS;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.END_STREAM;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.GOAWAY;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADER;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADERS;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.MAX_FRAME;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PADDED;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PING;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PREFACE;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.PRIORITY;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.RST_STREAM;
+import static io.github.deviceplugin4j.core.internal.Http2Frames.SETTINGS;
+
 import io.grpc.Status;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -45,23 +61,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class UnaryCall {
 
-  private static final byte[] PREFACE =
-      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final int HEADER = 9;
-  // The frame size this client accepts (it never announces a larger one): the protocol's default.
-  private static final int MAX_FRAME = 16_384;
-  private static final int DATA = 0;
-  private static final int HEADERS = 1;
-  private static final int RST_STREAM = 3;
-  private static final int SETTINGS = 4;
-  private static final int PING = 6;
-  private static final int GOAWAY = 7;
-  private static final int CONTINUATION = 9;
-  private static final int END_STREAM = 0x1;
-  private static final int ACK = 0x1;
-  private static final int END_HEADERS = 0x4;
-  private static final int PADDED = 0x8;
-  private static final int PRIORITY = 0x20;
   private static final int STREAM = 1;
   // Header blocks and answers up to 1 MiB: a long grpc-message (Netty's default limit is 8 KiB)
   // still decodes.

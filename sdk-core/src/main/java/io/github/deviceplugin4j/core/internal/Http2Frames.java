@@ -1,0 +1,38 @@
+package io.github.deviceplugin4j.core.internal;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * What the SDK's own HTTP/2 code ({@link UnaryCall}, the client of {@code Register}, and {@link
+ * H2Server}) shares: the connection preface and the frame types and flags of RFC 9113.
+ */
+final class Http2Frames {
+
+  /** The client's connection preface. */
+  static final byte[] PREFACE =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+  /** Bytes of a frame header. */
+  static final int HEADER = 9;
+
+  /** The largest frame either side accepts (the protocol's default; neither announces more). */
+  static final int MAX_FRAME = 16_384;
+
+  static final int DATA = 0;
+  static final int HEADERS = 1;
+  static final int RST_STREAM = 3;
+  static final int SETTINGS = 4;
+  static final int PUSH_PROMISE = 5;
+  static final int PING = 6;
+  static final int GOAWAY = 7;
+  static final int WINDOW_UPDATE = 8;
+  static final int CONTINUATION = 9;
+
+  static final int END_STREAM = 0x1;
+  static final int ACK = 0x1;
+  static final int END_HEADERS = 0x4;
+  static final int PADDED = 0x8;
+  static final int PRIORITY = 0x20;
+
+  private Http2Frames() {}
+}

@@ -254,14 +254,12 @@ public final class HostEngine implements AutoCloseable {
   /**
    * Socket warm-up calls by default: none, it is opt-in. With 500 (C1 compiles a method after about
    * 200 invocations), each call on a connection of its own, the transport's per-call and
-   * per-connection methods are compiled early. With the image's flags, through the Go fake-kubelet:
-   * Allocates 100 ms apart took 1.2-1.3 ms at p50 instead of 3.0-3.3 ms (the Go stub: 0.55 ms), the
-   * one after 60 s idle 1.5-1.6 ms instead of 3.7 ms, re-registration 4.0 ms instead of 5.5 ms; the
-   * first Allocate, right after registration, is not faster (it competes with the warm-up for the
-   * cores). It costs about 6 MiB more idle RSS (67.9 against 61.9 MiB: compiled code, 2,500 more
-   * methods) and CPU at start, which the image's 64 MiB target cannot afford; a vendor whose nodes
-   * can give the plugin that memory turns it on with {@code
-   * -Ddeviceplugin4j.warmUpSocketCalls=500}.
+   * per-connection methods are compiled early. With the image's flags, through the Go fake-kubelet
+   * (docs/performance.md, 2026-11-25): Allocates 100 ms apart took 0.63 ms at p50 instead of 1.29
+   * ms (the Go stub: 0.46 ms), the one after 60 s idle 0.80 ms instead of 1.38 ms; the first
+   * Allocate, right after registration, is not faster (it competes with the warm-up for the cores).
+   * It costs about 3.5 MiB more idle RSS (60.6 against 57.1 MiB) and CPU at start; a vendor turns
+   * it on with {@code -Ddeviceplugin4j.warmUpSocketCalls=500}.
    */
   static final int DEFAULT_WARM_UP_SOCKET_CALLS = 0;
 
@@ -271,8 +269,8 @@ public final class HostEngine implements AutoCloseable {
   /**
    * Calls a private server of the first resource over a real Unix socket (in a private directory of
    * the plugin directory, which the kubelet never looks into), then stops it: the code shared by
-   * every resource's server (Netty, HTTP/2, gRPC's call path) is then loaded and compiled. Its
-   * service reports to no observer and no interceptor sees it; no vendor code runs.
+   * every resource's server (the event loop, HTTP/2 frames, gRPC's call path) is then loaded and
+   * compiled. Its service reports to no observer and no interceptor sees it; no vendor code runs.
    */
   private void warmUpOverSocket(ResourcePlugin plugin, int calls, Shared shared) {
     long start = System.nanoTime();

@@ -136,9 +136,12 @@ class ProcessScenariosTest {
       assertThat(number(t.cell(r, "→ all registered (ms)"))).isGreaterThanOrEqualTo(first);
       assertThat(number(t.cell(r, "RSS idle (MiB)"))).isBetween(MIB_MIN, MIB_MAX);
       assertThat(number(t.cell(r, "RSS at +12 s (MiB)"))).isBetween(MIB_MIN, MIB_MAX);
+      // The peak against the RSS of the same moment: VmHWM is not a maximum of every earlier
+      // VmRSS reading (the kernel folds the current RSS into its mark at some events only), so
+      // an earlier reading can be above a later mark (seen: 61.7 MiB idle, 61.5 MiB at +12 s).
       assertThat(number(t.cell(r, "HWM at +12 s (MiB)")))
           .isBetween(MIB_MIN, MIB_MAX)
-          .isGreaterThanOrEqualTo(number(t.cell(r, "RSS idle (MiB)")));
+          .isGreaterThanOrEqualTo(number(t.cell(r, "RSS at +12 s (MiB)")));
       assertThat(number(t.cell(r, "threads idle"))).isGreaterThan(1);
       assertThat(number(t.cell(r, "threads at +12 s"))).isGreaterThan(1);
     }

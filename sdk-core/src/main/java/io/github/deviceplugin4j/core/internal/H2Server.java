@@ -1161,7 +1161,8 @@ final class H2Server extends Server {
         if (!outClosed) {
           pending.clear();
           pendingBytes = 0;
-          closeCalled = true;
+          // closeCalled stays as it is: the handler may still answer (ignored, as after a
+          // cancel), without an IllegalStateException of its own making
           outClosed = true;
           byte[] block = headersSent ? trailerBlock(status, null) : trailersOnly(200, status, null);
           conn.headerFrames(id, block, true);

@@ -248,6 +248,20 @@ class H2ServerTest {
         .build();
   }
 
+  /** The call fails with this code and a description containing the text. */
+  private static void assertStatus(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call,
+      Status.Code code,
+      String description) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(code);
+              assertThat(String.valueOf(e.getStatus().getDescription())).contains(description);
+            });
+  }
+
   /** The connection (still) answers an Allocate of its own. */
   private static void assertServes(Channel c, String id) {
     assertThat(blocking(c).allocate(allocate(id)).getContainerResponses(0).getEnvsMap())
@@ -325,10 +339,7 @@ class H2ServerTest {
                   .isEqualTo("no device \"fail\" (100% sure, ünïcödé)\nsecond line");
               assertThat(e.getTrailers().get(TRAILER)).isEqualTo("failed");
             });
-    assertThatThrownBy(() -> stub.allocate(allocate("throw")))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+    assertStatus(() -> stub.allocate(allocate("throw")), Status.Code.UNKNOWN, "");
     assertThat(stub.allocate(allocate("ok")).getContainerResponses(0).getEnvsMap())
         .containsEntry("IDS", "ok");
   }
@@ -338,14 +349,10 @@ class H2ServerTest {
     serve(service.bindService());
     var other = RegistrationGrpc.newBlockingStub(channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
 
-    assertThatThrownBy(() -> other.getInfo(InfoRequest.getDefaultInstance()))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> {
-              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
-              assertThat(e.getStatus().getDescription())
-                  .isEqualTo("Method not found: pluginregistration.Registration/GetInfo");
-            });
+    assertStatus(
+        () -> other.getInfo(InfoRequest.getDefaultInstance()),
+        Status.Code.UNIMPLEMENTED,
+        "Method not found: pluginregistration.Registration/GetInfo");
   }
 
   @Test
@@ -432,10 +439,7 @@ class H2ServerTest {
     var stub =
         DevicePluginGrpc.newBlockingStub(channel()).withDeadlineAfter(300, TimeUnit.MILLISECONDS);
 
-    assertThatThrownBy(() -> stub.allocate(allocate("hang")))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    assertStatus(() -> stub.allocate(allocate("hang")), Status.Code.DEADLINE_EXCEEDED, "");
     assertThat(service.events.poll(10, TimeUnit.SECONDS)).isEqualTo("hanging, deadline true");
     assertThat(service.events.poll(10, TimeUnit.SECONDS)).isEqualTo("cancelled");
   }
@@ -477,13 +481,10 @@ class H2ServerTest {
     ManagedChannel c = channel();
     String big = "x".repeat(1 << 20);
 
-    assertThatThrownBy(() -> blocking(c).allocate(allocate("a", big, big, big, big, big)))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> {
-              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-              assertThat(e.getStatus().getDescription()).contains("exceeds maximum size 4194304");
-            });
+    assertStatus(
+        () -> blocking(c).allocate(allocate("a", big, big, big, big, big)),
+        Status.Code.RESOURCE_EXHAUSTED,
+        "exceeds maximum size 4194304");
     assertServes(c, "small");
   }
 
@@ -492,13 +493,10 @@ class H2ServerTest {
     serve(service.bindService());
     ManagedChannel c = channel();
 
-    assertThatThrownBy(() -> blocking(c).withCompression("gzip").allocate(allocate("a")))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> {
-              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
-              assertThat(e.getStatus().getDescription()).contains("uncompressed");
-            });
+    assertStatus(
+        () -> blocking(c).withCompression("gzip").allocate(allocate("a")),
+        Status.Code.UNIMPLEMENTED,
+        "uncompressed");
     assertServes(c, "b");
   }
 
@@ -534,10 +532,7 @@ class H2ServerTest {
     assertThat(server.isTerminated()).isFalse();
     service.stream.get().onNext(Service.devices(7, 1));
     assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("round-7-device-0");
-    assertThatThrownBy(() -> blocking(channel()).allocate(allocate("a")))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+    assertStatus(() -> blocking(channel()).allocate(allocate("a")), Status.Code.UNAVAILABLE, "");
 
     server.shutdownNow();
 

@@ -35,6 +35,11 @@ final class Discovery {
   private volatile boolean closed;
   // Whether devices() has returned a list once: until then there is no "last good list".
   private volatile boolean listed;
+  // Orders the backend's pushes and the lists read by rescans: a read that a push overtook (it
+  // started before the push and ends after it) is older than the pushed list and is dropped,
+  // otherwise it would replace the pushed list (and a push not yet applied would be lost).
+  private final Object order = new Object();
+  private long pushes;
 
   /**
    * Discovery for a backend.
@@ -62,7 +67,10 @@ final class Discovery {
             Objects.requireNonNull(snapshot, "snapshot");
             if (!closed) {
               listed = true;
-              devices.publish(snapshot);
+              synchronized (order) {
+                pushes++;
+                devices.publish(snapshot);
+              }
             }
           }
 
@@ -111,7 +119,18 @@ final class Discovery {
             return;
           }
           try {
-            devices.publish(read());
+            long pushed;
+            synchronized (order) {
+              pushed = pushes;
+            }
+            List<Device> list = read();
+            synchronized (order) {
+              if (pushes == pushed) {
+                devices.publish(list);
+              } else {
+                LOG.debug("{}: a list read by a rescan was overtaken by a push; dropped", name);
+              }
+            }
           } catch (Exception e) {
             backendFailed("devices", e);
           }

@@ -58,7 +58,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private volatile int lastHealthy = -1;
 
   /**
-   * A resource plugin; nothing runs until {@link #start()}.
+   * A resource plugin; nothing runs until {@link #discover()}.
    *
    * @param backend the vendor's backend
    * @param mode the effective registration mode at the start
@@ -69,7 +69,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   /**
-   * A resource plugin with capabilities given on the builder; nothing runs until {@link #start()}.
+   * A resource plugin with capabilities given on the builder; nothing runs until {@link
+   * #discover()}.
    *
    * @param backend the vendor's backend
    * @param capabilities capabilities that win over the backend's own
@@ -184,20 +185,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   // ---------------------------------------------------------------------------------- lifecycle
 
   /**
-   * Starts the backend, loads the first device list and serves the socket, on the caller's thread
-   * so that configuration errors reach {@code start()}. Registration follows asynchronously.
-   *
-   * @throws ConfigurationException when the socket cannot be served (another live instance)
-   * @throws BackendException when the backend's {@code start} fails
-   */
-  public void start() {
-    discover();
-    serve();
-  }
-
-  /**
-   * Starts the backend and loads the first device list, on the caller's thread (the first half of
-   * {@link #start()}).
+   * Starts the backend and loads the first device list, on the caller's thread so that its errors
+   * reach the host's {@code start()}. {@link #serve()} follows, once the host has warmed up.
    *
    * @throws BackendException when the backend's {@code start} fails
    */
@@ -206,8 +195,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   /**
-   * Serves the socket on the caller's thread and registers asynchronously (the second half of
-   * {@link #start()}).
+   * Serves the socket on the caller's thread, so that configuration errors reach the host's {@code
+   * start()}; registration follows asynchronously.
    *
    * @throws ConfigurationException when the socket cannot be served (another live instance)
    */

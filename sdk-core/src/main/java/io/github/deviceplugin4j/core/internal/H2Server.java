@@ -9,7 +9,6 @@ import static io.github.deviceplugin4j.core.internal.Http2Frames.GOAWAY;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADER;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADERS;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.MAX_FRAME;
-import static io.github.deviceplugin4j.core.internal.Http2Frames.PADDED;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PING;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PREFACE;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PRIORITY;
@@ -495,21 +494,14 @@ final class H2Server extends Server {
             if (stream == 0 || (stream & 1) == 0) {
               return connectionError(PROTOCOL_ERROR, "HEADERS on stream " + stream);
             }
-            int start = from;
-            int end = from + length;
-            if ((flags & PADDED) != 0) {
-              if (length < 1) {
-                return connectionError(PROTOCOL_ERROR, "a padded HEADERS frame without padding");
-              }
-              end -= in.get(from) & 0xff;
-              start++;
-            }
-            if ((flags & PRIORITY) != 0) {
-              start += 5;
-            }
-            if (start > end) {
+            int[] at =
+                Http2Frames.content(
+                    in.array(), from, length, flags, (flags & PRIORITY) != 0 ? 5 : 0);
+            if (at == null) {
               return connectionError(PROTOCOL_ERROR, "a HEADERS frame shorter than its padding");
             }
+            int start = at[0];
+            int end = at[1];
             headerStream = stream;
             headerFlags = flags;
             headerBlock = new byte[Math.max(end - start, 64)];
@@ -652,18 +644,12 @@ final class H2Server extends Server {
       if (call == null) {
         return true; // a stream already closed or reset: its data is dropped
       }
-      int start = from;
-      int end = from + length;
-      if ((flags & PADDED) != 0) {
-        if (length < 1) {
-          return connectionError(PROTOCOL_ERROR, "a padded DATA frame without padding");
-        }
-        end -= in.get(from) & 0xff;
-        start++;
-        if (start > end) {
-          return connectionError(PROTOCOL_ERROR, "a DATA frame shorter than its padding");
-        }
+      int[] at = Http2Frames.content(in.array(), from, length, flags, 0);
+      if (at == null) {
+        return connectionError(PROTOCOL_ERROR, "a DATA frame shorter than its padding");
       }
+      int start = at[0];
+      int end = at[1];
       call.received(in.array(), start, end - start, length, (flags & END_STREAM) != 0);
       return true;
     }

@@ -35,4 +35,29 @@ final class Http2Frames {
   static final int PRIORITY = 0x20;
 
   private Http2Frames() {}
+
+  /**
+   * Where a DATA or HEADERS frame's content lies once its padding, and {@code skip} bytes after the
+   * pad length (a HEADERS frame's priority fields), are taken off.
+   *
+   * @param frame the bytes holding the frame's payload
+   * @param from where the payload starts
+   * @param length the payload's length
+   * @param flags the frame's flags
+   * @param skip bytes to skip after the pad length
+   * @return {start, end}, or null when the padding and the skipped bytes do not fit the payload
+   */
+  static int[] content(byte[] frame, int from, int length, int flags, int skip) {
+    int start = from;
+    int end = from + length;
+    if ((flags & PADDED) != 0) {
+      if (length < 1) {
+        return null;
+      }
+      end -= frame[from] & 0xff;
+      start++;
+    }
+    start += skip;
+    return start > end ? null : new int[] {start, end};
+  }
 }

@@ -9,7 +9,6 @@ import static io.github.deviceplugin4j.core.internal.Http2Frames.GOAWAY;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADER;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.HEADERS;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.MAX_FRAME;
-import static io.github.deviceplugin4j.core.internal.Http2Frames.PADDED;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PING;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PREFACE;
 import static io.github.deviceplugin4j.core.internal.Http2Frames.PRIORITY;
@@ -299,25 +298,13 @@ final class UnaryCall {
     }
   }
 
-  /**
-   * Where a frame's content lies once its padding, and {@code skip} bytes after the pad length (a
-   * HEADERS frame's priority fields), are taken off.
-   *
-   * @return {from, to}
-   */
   private static int[] content(byte[] payload, int flags, int skip, String frame)
       throws Http2Exception {
-    int from = 0;
-    int to = payload.length;
-    if ((flags & PADDED) != 0 && to > 0) {
-      to -= payload[0] & 0xff;
-      from = 1;
-    }
-    from += skip;
-    if (from > to) {
+    int[] at = Http2Frames.content(payload, 0, payload.length, flags, skip);
+    if (at == null) {
       throw protocolError("a " + frame + " frame shorter than its padding");
     }
-    return new int[] {from, to};
+    return at;
   }
 
   private void headers() throws Http2Exception {

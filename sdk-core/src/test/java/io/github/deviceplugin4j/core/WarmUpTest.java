@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.Observers;
 import io.github.deviceplugin4j.core.internal.PluginEndpoint;
+import io.github.deviceplugin4j.core.internal.RepeatedCalls;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.RequestHandler;
 import io.github.deviceplugin4j.core.internal.Snapshot;
@@ -191,7 +192,6 @@ class WarmUpTest {
           }
         };
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    ExecutorService readers = Executors.newCachedThreadPool();
     UdsServer.Standby server = null;
     try {
       server =
@@ -200,12 +200,20 @@ class WarmUpTest {
               PosixFilePermissions.fromString("rw-------"),
               List.of(ServerInterceptors.intercept(adapter.warmUpService(plugin), counter)),
               group);
-      adapter.warmUpOverSocket(plugin, server.path(), calls, readers, timer);
+      List<RepeatedCalls.Kind> kinds = adapter.warmUpCalls(plugin);
+      RepeatedCalls.Outcome outcome =
+          RepeatedCalls.run(
+              server.path(),
+              kinds,
+              calls * kinds.size(),
+              TimeUnit.SECONDS.toNanos(30),
+              TimeUnit.SECONDS.toNanos(30),
+              timer);
+      assertThat(outcome.answered()).isEqualTo(calls * kinds.size());
     } finally {
       if (server != null) {
         server.discard();
       }
-      readers.shutdownNow();
       group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
     }
     return received;

@@ -2,10 +2,7 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.Device;
 import io.grpc.ServerServiceDefinition;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One kubelet device plugin API version: the only place that knows its generated types. Adding a
@@ -87,8 +84,8 @@ public interface ApiAdapter {
 
   /**
    * This version's device plugin service for a warm-up over a socket: like {@link
-   * #devicePluginService} but reporting to no observer, so the calls of {@link #warmUpOverSocket}
-   * are seen by nobody.
+   * #devicePluginService} but reporting to no observer, so the calls of {@link #warmUpCalls} are
+   * seen by nobody.
    *
    * @param plugin the resource
    * @return the service, or null when this version has no socket warm-up
@@ -98,22 +95,14 @@ public interface ApiAdapter {
   }
 
   /**
-   * Calls a private server of {@link #warmUpService} over its socket, each call on a connection of
-   * its own ({@link UnaryCall}), so that the transport (Netty, HTTP/2, gRPC's server call path, and
-   * a connection's set-up as the kubelet's dial-back runs it) runs compiled when the kubelet's
-   * first calls come: the in-process {@link #warmUp} cannot reach it. Only calls that run no vendor
-   * code are made ({@code GetDevicePluginOptions}, and {@code Allocate} when it is declarative).
+   * The calls the socket warm-up makes to a private server of {@link #warmUpService}: only calls
+   * that run no vendor code ({@code GetDevicePluginOptions}, and {@code Allocate} when it is
+   * declarative).
    *
    * @param plugin the resource
-   * @param socket the private server's socket
-   * @param calls how many calls of each kind
-   * @param reader where each call's answer is read
-   * @param timer where each call's deadline fires
+   * @return the calls, made in turn; empty when this version has no socket warm-up
    */
-  default void warmUpOverSocket(
-      PluginEndpoint plugin,
-      Path socket,
-      int calls,
-      Executor reader,
-      ScheduledExecutorService timer) {}
+  default List<RepeatedCalls.Kind> warmUpCalls(PluginEndpoint plugin) {
+    return List.of();
+  }
 }

@@ -214,13 +214,23 @@ public final class HostEngine implements AutoCloseable {
       plugins.put(plugin.resourceName(), plugin);
       plugin.discover();
     }
-    // The in-process warm-up runs before any socket is served, on this thread: served first, the
-    // kubelet's first calls came while it ran and shared the cores with it and the JIT's threads
-    // (the FPGA example's first Allocate took 3-20 ms instead of about 2). It costs the
-    // registration as long as it takes (about 40-60 ms with the image's flags).
+    // Both warm-ups run before any socket is served, on this thread: served first, the kubelet's
+    // first calls came while they ran and shared the cores with them and the JIT's threads (the
+    // FPGA example's first Allocate took 3-20 ms instead of about 2). They cost the registration
+    // as long as they take (about 40-60 ms in process and up to the socket warm-up's budget, with
+    // the image's flags).
     int rounds = Integer.getInteger(WARM_UP_PROPERTY, DEFAULT_WARM_UP_ROUNDS);
     if (rounds > 0) {
       warmUp(List.copyOf(plugins.values()), rounds);
+    }
+    int socketCalls = Integer.getInteger(WARM_UP_SOCKET_PROPERTY, DEFAULT_WARM_UP_SOCKET_CALLS);
+    if (socketCalls > 0 && !plugins.isEmpty() && SOCKET_WARM_UP.compareAndSet(false, true)) {
+      long budget = Long.getLong(WARM_UP_SOCKET_MILLIS_PROPERTY, DEFAULT_WARM_UP_SOCKET_MILLIS);
+      warmUpOverSocket(
+          plugins.values().iterator().next(),
+          socketCalls,
+          TimeUnit.MILLISECONDS.toNanos(Math.max(0, budget)),
+          shared);
     }
     for (ResourcePlugin plugin : plugins.values()) {
       plugin.serve();
@@ -236,10 +246,6 @@ public final class HostEngine implements AutoCloseable {
       long offset = period * i / all.size();
       timer.scheduleWithFixedDelay(p::safetyCheck, period + offset, period, TimeUnit.NANOSECONDS);
     }
-    int socketCalls = Integer.getInteger(WARM_UP_SOCKET_PROPERTY, DEFAULT_WARM_UP_SOCKET_CALLS);
-    if (socketCalls > 0 && !all.isEmpty() && SOCKET_WARM_UP.compareAndSet(false, true)) {
-      workers.execute(() -> warmUpOverSocket(all.get(0), socketCalls, shared));
-    }
   }
 
   /** System property: how many times the warm-up runs each call (0: no warm-up). */
@@ -252,38 +258,61 @@ public final class HostEngine implements AutoCloseable {
   public static final String WARM_UP_SOCKET_PROPERTY = "deviceplugin4j.warmUpSocketCalls";
 
   /**
-   * Socket warm-up calls by default: none, it is opt-in. With 500 (C1 compiles a method after about
-   * 200 invocations), each call on a connection of its own, the transport's per-call and
-   * per-connection methods are compiled early. With the image's flags, through the Go fake-kubelet
-   * (docs/performance.md, 2026-11-25): Allocates 100 ms apart took 0.63 ms at p50 instead of 1.29
-   * ms (the Go stub: 0.46 ms), the one after 60 s idle 0.80 ms instead of 1.38 ms; the first
-   * Allocate, right after registration, is not faster (it competes with the warm-up for the cores).
-   * It costs about 3.5 MiB more idle RSS (60.6 against 57.1 MiB) and CPU at start; a vendor turns
-   * it on with {@code -Ddeviceplugin4j.warmUpSocketCalls=500}.
+   * Socket warm-up calls of each kind by default. C1 compiles a method after about 200 calls, more
+   * while its queue is long, as it is at start; 300 of each kind ({@code GetDevicePluginOptions},
+   * and {@code Allocate} when it is declarative), one after another on one connection, compile most
+   * of the per-call path. With the image's flags, through the Go fake-kubelet (docs/performance.md,
+   * 2026-11-25), the first Allocate after registration took 1.4-1.7 ms at p50 instead of 2.0-2.1
+   * ms, one after 60 s idle 1.0 ms instead of 1.4-1.5 ms, calls 100 ms apart 0.9-1.0 ms instead of
+   * 1.3-1.4 ms (the Go stub: 0.4-0.7 ms); the plugin registered about 70 ms later and held 1.3 MiB
+   * more. 0 turns it off.
    */
-  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 0;
+  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 300;
+
+  /** System property: the socket warm-up's time budget in milliseconds. */
+  public static final String WARM_UP_SOCKET_MILLIS_PROPERTY = "deviceplugin4j.warmUpSocketMillis";
+
+  /**
+   * The socket warm-up's budget by default: no call starts after it, so a slow or loaded node
+   * registers at most this much later than without the warm-up.
+   */
+  static final long DEFAULT_WARM_UP_SOCKET_MILLIS = 200;
 
   /** The transport's code is the JVM's: one socket warm-up per process, by its first host. */
   private static final AtomicBoolean SOCKET_WARM_UP = new AtomicBoolean();
 
   /**
    * Calls a private server of the first resource over a real Unix socket (in a private directory of
-   * the plugin directory, which the kubelet never looks into), then stops it: the code shared by
-   * every resource's server (the event loop, HTTP/2 frames, gRPC's call path) is then loaded and
-   * compiled. Its service reports to no observer and no interceptor sees it; no vendor code runs.
+   * the plugin directory, which the kubelet never looks into), one call after another on one
+   * connection ({@link RepeatedCalls}), then stops it: the code every resource's server shares (the
+   * event loop, HTTP/2 frames, gRPC's call path, the messages) is then loaded and compiled. Its
+   * service reports to no observer and no interceptor sees it; no vendor code runs. A failure only
+   * ends the warm-up early.
    */
-  private void warmUpOverSocket(ResourcePlugin plugin, int calls, Shared shared) {
-    long start = System.nanoTime();
+  private void warmUpOverSocket(ResourcePlugin plugin, int calls, long budgetNanos, Shared shared) {
     for (ApiAdapter a : config.adapters()) {
       ServerServiceDefinition service = a.warmUpService(plugin);
-      if (service == null || closed) {
+      List<RepeatedCalls.Kind> kinds = a.warmUpCalls(plugin);
+      if (service == null || kinds.isEmpty() || closed) {
         continue;
       }
       UdsServer.Standby server = null;
       try {
         server =
             UdsServer.bind(config.pluginDir(), config.socketPermissions(), List.of(service), group);
-        a.warmUpOverSocket(plugin, server.path(), calls, shared.workers(), shared.timer());
+        RepeatedCalls.Outcome outcome =
+            RepeatedCalls.run(
+                server.path(),
+                kinds,
+                calls * kinds.size(),
+                budgetNanos,
+                budgetNanos + WARM_UP_SOCKET_GRACE_NANOS,
+                shared.timer());
+        LOG.debug(
+            "socket warm-up: {} calls in {} ms{}",
+            outcome.answered(),
+            outcome.nanos() / 1_000_000,
+            outcome.outOfTime() ? " (the budget ran out)" : "");
       } catch (IOException | RuntimeException e) {
         LOG.debug("socket warm-up stopped: {}", e.toString());
       } finally {
@@ -292,8 +321,10 @@ public final class HostEngine implements AutoCloseable {
         }
       }
     }
-    LOG.debug("socket warm-up: {} calls in {} ms", calls, (System.nanoTime() - start) / 1_000_000);
   }
+
+  /** A server that stopped answering ends the socket warm-up this long after its budget. */
+  private static final long WARM_UP_SOCKET_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   /**
    * Runs each resource's request path in process so the kubelet's first calls find it loaded and

@@ -36,19 +36,12 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BiConsumer;
 
 /** The {@code v1beta1} device plugin API. */
 public final class V1Beta1Adapter implements ApiAdapter {
-
-  private static final Duration WARM_UP_CALL_DEADLINE = Duration.ofSeconds(5);
 
   private final String version;
 
@@ -128,46 +121,20 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
-  public void warmUpOverSocket(
-      PluginEndpoint plugin,
-      Path socket,
-      int calls,
-      Executor reader,
-      ScheduledExecutorService timer) {
+  public List<RepeatedCalls.Kind> warmUpCalls(PluginEndpoint plugin) {
+    RepeatedCalls.Kind options =
+        new RepeatedCalls.Kind(
+            DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
+            Empty.getDefaultInstance().toByteArray());
     Device sample = healthySample(plugin);
-    boolean allocate = sample != null && plugin.requests().declarativeAllocate();
-    byte[] options = Empty.getDefaultInstance().toByteArray();
-    byte[] allocateRequest =
-        allocateRequest(sample == null ? "warm-up" : sample.id()).toByteArray();
-    for (int i = 0; i < calls; i++) {
-      warmUpCall(
-          socket,
-          DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
-          options,
-          reader,
-          timer);
-      if (allocate) {
-        warmUpCall(
-            socket,
+    if (sample == null || !plugin.requests().declarativeAllocate()) {
+      return List.of(options);
+    }
+    return List.of(
+        options,
+        new RepeatedCalls.Kind(
             DevicePluginGrpc.getAllocateMethod().getFullMethodName(),
-            allocateRequest,
-            reader,
-            timer);
-      }
-    }
-  }
-
-  private static void warmUpCall(
-      Path socket, String method, byte[] request, Executor reader, ScheduledExecutorService timer) {
-    try {
-      UnaryCall.start(socket, method, request, WARM_UP_CALL_DEADLINE, reader, timer).result().get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("socket warm-up interrupted", e);
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(
-          "socket warm-up call " + method + " failed: " + e.getCause(), e.getCause());
-    }
+            allocateRequest(sample.id()).toByteArray()));
   }
 
   private static Device healthySample(PluginEndpoint plugin) {

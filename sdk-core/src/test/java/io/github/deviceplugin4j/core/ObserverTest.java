@@ -8,11 +8,15 @@ import io.github.deviceplugin4j.core.PluginObserver.Discovery;
 import io.github.deviceplugin4j.core.PluginObserver.Method;
 import io.github.deviceplugin4j.core.PluginObserver.Registration;
 import io.github.deviceplugin4j.core.PluginObserver.Rpc;
+import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -73,6 +77,43 @@ class ObserverTest {
       assertThat(preStart.code()).isEqualTo("OK");
       assertThat(preStart.devices()).isEqualTo(2);
       assertThat(seen.awaitRpc(Method.GET_DEVICE_PLUGIN_OPTIONS, r -> true).ok()).isTrue();
+    }
+  }
+
+  @Test
+  void aSlowObserver_doesNotHoldBackTheAnswerOfACallServedOnTheEventLoop() throws Exception {
+    // A declarative Allocate is answered on the event loop, and reported to the observers there
+    // right after: the answer must be on its way before the report runs.
+    CountDownLatch inObserver = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    PluginObserver slow =
+        new PluginObserver() {
+          @Override
+          public void onRpc(Rpc rpc) {
+            if (rpc.method() == Method.ALLOCATE) {
+              inObserver.countDown();
+              try {
+                release.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          }
+        };
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        DevicePluginHost host = host(TestBackend.of(RESOURCE, "gpu0", "gpu1"), slow)) {
+      kubelet.awaitDevices(RESOURCE, d -> d.size() == 2, WAIT);
+
+      CompletableFuture<Allocation> answer =
+          CompletableFuture.supplyAsync(() -> kubelet.allocate(RESOURCE, "gpu0"));
+      try {
+        assertThat(inObserver.await(10, TimeUnit.SECONDS)).as("the observer was called").isTrue();
+        // The observer still holds the loop; the kubelet has its answer all the same.
+        assertThat(answer.get(10, TimeUnit.SECONDS).deviceIds()).containsExactly("gpu0");
+        assertThat(release.getCount()).as("the observer was still running").isEqualTo(1);
+      } finally {
+        release.countDown();
+      }
     }
   }
 

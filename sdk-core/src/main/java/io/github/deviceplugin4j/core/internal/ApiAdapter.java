@@ -96,8 +96,8 @@ public interface ApiAdapter {
 
   /**
    * The calls the socket warm-up makes to a private server of {@link #warmUpService}: only calls
-   * that run no vendor code ({@code GetDevicePluginOptions}, and {@code Allocate} when it is
-   * declarative).
+   * that run no vendor code ({@code Allocate} when it is declarative and a device is healthy,
+   * otherwise {@code GetDevicePluginOptions}).
    *
    * @param plugin the resource
    * @return the calls, made in turn; empty when this version has no socket warm-up

@@ -254,20 +254,20 @@ public final class HostEngine implements AutoCloseable {
   /** Rounds of the warm-up by default. */
   static final int DEFAULT_WARM_UP_ROUNDS = 50;
 
-  /** System property: calls of each kind the socket warm-up makes (0: none). */
+  /** System property: calls the socket warm-up makes (0: none). */
   public static final String WARM_UP_SOCKET_PROPERTY = "deviceplugin4j.warmUpSocketCalls";
 
   /**
-   * Socket warm-up calls of each kind by default. C1 compiles a method after about 200 calls, more
-   * while its queue is long, as it is at start; 300 of each kind ({@code GetDevicePluginOptions},
-   * and {@code Allocate} when it is declarative), one after another on one connection, compile most
-   * of the per-call path. With the image's flags, through the Go fake-kubelet (docs/performance.md,
-   * 2026-11-25), the first Allocate after registration took 1.4-1.7 ms at p50 instead of 2.0-2.1
-   * ms, one after 60 s idle 1.0 ms instead of 1.4-1.5 ms, calls 100 ms apart 0.9-1.0 ms instead of
-   * 1.3-1.4 ms (the Go stub: 0.4-0.7 ms); the plugin registered about 70 ms later and held 1.3 MiB
-   * more. 0 turns it off.
+   * Socket warm-up calls by default: {@code Allocate} when it is declarative, otherwise {@code
+   * GetDevicePluginOptions}, one after another on one connection. C1 compiles a method after about
+   * 200 calls, and after 2-3 times as many while its queue is long, as it is at start; 600 calls
+   * compile most of the per-call path. With the image's flags, through the Go fake-kubelet
+   * (docs/performance.md, 2026-11-25), the first Allocate after registration took 0.8-1.4 ms at p50
+   * instead of 2.0-2.1 ms, one after 60 s idle 1.0-1.1 ms instead of 1.4-1.5 ms (the Go stub:
+   * 0.4-0.7 ms); the plugin registered about 70 ms later and held about 1.3 MiB more. 0 turns it
+   * off.
    */
-  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 300;
+  static final int DEFAULT_WARM_UP_SOCKET_CALLS = 600;
 
   /** System property: the socket warm-up's time budget in milliseconds. */
   public static final String WARM_UP_SOCKET_MILLIS_PROPERTY = "deviceplugin4j.warmUpSocketMillis";
@@ -304,7 +304,7 @@ public final class HostEngine implements AutoCloseable {
             RepeatedCalls.run(
                 server.path(),
                 kinds,
-                calls * kinds.size(),
+                calls,
                 budgetNanos,
                 budgetNanos + WARM_UP_SOCKET_GRACE_NANOS,
                 shared.timer());

@@ -122,19 +122,19 @@ public final class V1Beta1Adapter implements ApiAdapter {
 
   @Override
   public List<RepeatedCalls.Kind> warmUpCalls(PluginEndpoint plugin) {
-    RepeatedCalls.Kind options =
-        new RepeatedCalls.Kind(
-            DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
-            Empty.getDefaultInstance().toByteArray());
+    // Allocate alone when it is declarative: the transport's per-call path is the same for every
+    // call, and all of the calls then also compile Allocate's own part (its messages, the handler).
     Device sample = healthySample(plugin);
-    if (sample == null || !plugin.requests().declarativeAllocate()) {
-      return List.of(options);
+    if (sample != null && plugin.requests().declarativeAllocate()) {
+      return List.of(
+          new RepeatedCalls.Kind(
+              DevicePluginGrpc.getAllocateMethod().getFullMethodName(),
+              allocateRequest(sample.id()).toByteArray()));
     }
     return List.of(
-        options,
         new RepeatedCalls.Kind(
-            DevicePluginGrpc.getAllocateMethod().getFullMethodName(),
-            allocateRequest(sample.id()).toByteArray()));
+            DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
+            Empty.getDefaultInstance().toByteArray()));
   }
 
   private static Device healthySample(PluginEndpoint plugin) {

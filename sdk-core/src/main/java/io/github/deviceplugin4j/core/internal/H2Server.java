@@ -369,6 +369,8 @@ final class H2Server extends Server {
     private int lastStream;
     private int receivedUnacked;
     private boolean batching;
+    // Whether the last read left room in the buffer: the socket then had nothing more at the time.
+    private boolean drained;
 
     // Under the monitor.
     private ByteBuffer out = ByteBuffer.allocate(4096);
@@ -419,6 +421,7 @@ final class H2Server extends Server {
           if (n == 0) {
             break;
           }
+          drained = in.hasRemaining(); // the socket had less than the buffer holds
           in.flip();
           if (!frames()) {
             return;
@@ -898,15 +901,17 @@ final class H2Server extends Server {
 
     /**
      * A call closed: on the loop, while a read is being handled, its answer waits for the read's
-     * other calls only if some of their bytes are still in the buffer; otherwise it goes out now,
-     * before whatever runs after {@code close} (the SDK reports the call to its observers then: the
-     * metrics module's first report of a method builds its meters, about 1 ms in the interpreter).
+     * other calls if some of their bytes are still in the buffer or the socket may hold more (the
+     * read filled the buffer); otherwise it goes out now, in the one write the read would have made
+     * after its last frame, and before whatever runs after {@code close} (the SDK reports the call
+     * to its observers then: the metrics module's first report of a method builds its meters, about
+     * 1 ms in the interpreter).
      */
     void flushClosed() {
       if (closed || out.position() == 0 || waitingToWrite) {
         return;
       }
-      if (batching && loop.inEventLoop() && in.hasRemaining()) {
+      if (batching && loop.inEventLoop() && (in.hasRemaining() || !drained)) {
         return;
       }
       write();

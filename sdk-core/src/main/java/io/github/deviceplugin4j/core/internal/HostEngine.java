@@ -264,8 +264,7 @@ public final class HostEngine implements AutoCloseable {
    * compile most of the per-call path. With the image's flags, through the Go fake-kubelet
    * (docs/performance.md, 2026-11-25), the first Allocate after registration took 0.8-1.4 ms at p50
    * instead of 2.0-2.1 ms, one after 60 s idle 1.0-1.1 ms instead of 1.4-1.5 ms (the Go stub:
-   * 0.4-0.7 ms); the plugin registered about 70 ms later and held about 1.3 MiB more. 0 turns it
-   * off.
+   * 0.4-0.7 ms); the plugin registered 70-100 ms later and held about 1.3 MiB more. 0 turns it off.
    */
   static final int DEFAULT_WARM_UP_SOCKET_CALLS = 600;
 

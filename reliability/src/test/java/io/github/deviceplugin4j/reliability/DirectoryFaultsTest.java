@@ -18,7 +18,10 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -272,13 +275,21 @@ class DirectoryFaultsTest {
         .time();
   }
 
+  /**
+   * Deletes a directory tree that a running plugin may be writing into, as {@code rm -rf} does: a
+   * walk can miss what the plugin creates meanwhile (its standby server's private directory, bound
+   * 100 ms after it serves), so the walk is repeated until the root is gone.
+   */
   static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(root)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
+    for (int attempt = 1; Files.exists(root, LinkOption.NOFOLLOW_LINKS); attempt++) {
+      try (Stream<Path> s = Files.walk(root)) {
+        for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(p);
+        }
+      } catch (DirectoryNotEmptyException | NoSuchFileException | UncheckedIOException e) {
+        if (attempt == 20) {
+          throw e;
+        }
       }
     }
   }

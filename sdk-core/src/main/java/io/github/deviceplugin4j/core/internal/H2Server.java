@@ -466,16 +466,16 @@ final class H2Server extends Server {
       }
       while (in.remaining() >= HEADER) {
         int p = in.position();
-        int length = (in.get(p) & 0xff) << 16 | (in.get(p + 1) & 0xff) << 8 | in.get(p + 2) & 0xff;
+        int length = Http2Frames.length(in, p);
         if (length > MAX_FRAME) {
           return connectionError(FRAME_SIZE_ERROR, "a frame of " + length + " bytes");
         }
         if (in.remaining() < HEADER + length) {
           return true;
         }
-        int type = in.get(p + 3) & 0xff;
-        int flags = in.get(p + 4) & 0xff;
-        int stream = in.getInt(p + 5) & 0x7fffffff;
+        int type = Http2Frames.type(in, p);
+        int flags = Http2Frames.flags(in, p);
+        int stream = Http2Frames.stream(in, p);
         int from = p + HEADER;
         in.position(from + length);
         if (headerBlock != null && type != CONTINUATION) {
@@ -956,12 +956,7 @@ final class H2Server extends Server {
 
     void frameHeader(int length, int type, int flags, int stream) {
       ensure(HEADER + length);
-      out.put((byte) (length >>> 16))
-          .put((byte) (length >>> 8))
-          .put((byte) length)
-          .put((byte) type)
-          .put((byte) flags)
-          .putInt(stream);
+      Http2Frames.putHeader(out, length, type, flags, stream);
     }
 
     void headerFrames(int stream, byte[] block, boolean endStream) {

@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.core.internal;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -35,6 +36,64 @@ final class Http2Frames {
   static final int PRIORITY = 0x20;
 
   private Http2Frames() {}
+
+  /**
+   * The payload length named by the frame header at {@code at}.
+   *
+   * @param in the bytes read
+   * @param at where the frame header starts
+   * @return the payload's length (24 bits)
+   */
+  static int length(ByteBuffer in, int at) {
+    return (in.get(at) & 0xff) << 16 | (in.get(at + 1) & 0xff) << 8 | in.get(at + 2) & 0xff;
+  }
+
+  /**
+   * The frame type named by the frame header at {@code at}.
+   *
+   * @param in the bytes read
+   * @param at where the frame header starts
+   * @return the type
+   */
+  static int type(ByteBuffer in, int at) {
+    return in.get(at + 3) & 0xff;
+  }
+
+  /**
+   * The flags of the frame header at {@code at}.
+   *
+   * @param in the bytes read
+   * @param at where the frame header starts
+   * @return the flags
+   */
+  static int flags(ByteBuffer in, int at) {
+    return in.get(at + 4) & 0xff;
+  }
+
+  /**
+   * The stream of the frame header at {@code at}, its reserved bit cleared.
+   *
+   * @param in the bytes read
+   * @param at where the frame header starts
+   * @return the stream identifier
+   */
+  static int stream(ByteBuffer in, int at) {
+    return in.getInt(at + 5) & 0x7fffffff;
+  }
+
+  /**
+   * Writes a frame header.
+   *
+   * @param out where it goes (room for {@link #HEADER} bytes)
+   * @param length the payload's length
+   * @param type the frame type
+   * @param flags the flags
+   * @param stream the stream identifier
+   */
+  static void putHeader(ByteBuffer out, int length, int type, int flags, int stream) {
+    out.put((byte) (length >>> 16)).put((byte) (length >>> 8)).put((byte) length);
+    out.put((byte) type).put((byte) flags).putInt(stream);
+  }
 
   /**
    * Where a DATA or HEADERS frame's content lies once its padding, and {@code skip} bytes after the

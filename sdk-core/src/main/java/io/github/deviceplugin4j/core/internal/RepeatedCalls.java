@@ -210,8 +210,7 @@ public final class RepeatedCalls {
   }
 
   private void frameHeader(int length, int type, int flags, int stream) {
-    out.put((byte) (length >>> 16)).put((byte) (length >>> 8)).put((byte) length);
-    out.put((byte) type).put((byte) flags).putInt(stream);
+    Http2Frames.putHeader(out, length, type, flags, stream);
   }
 
   private void send(SocketChannel ch) throws IOException {
@@ -240,17 +239,16 @@ public final class RepeatedCalls {
         in.flip();
         while (in.remaining() >= HEADER) {
           int p = in.position();
-          int length =
-              (in.get(p) & 0xff) << 16 | (in.get(p + 1) & 0xff) << 8 | in.get(p + 2) & 0xff;
+          int length = Http2Frames.length(in, p);
           if (length > MAX_FRAME) {
             throw new IOException("the server sent a frame of " + length + " bytes");
           }
           if (in.remaining() < HEADER + length) {
             break;
           }
-          int type = in.get(p + 3) & 0xff;
-          int flags = in.get(p + 4) & 0xff;
-          int stream = in.getInt(p + 5) & 0x7fffffff;
+          int type = Http2Frames.type(in, p);
+          int flags = Http2Frames.flags(in, p);
+          int stream = Http2Frames.stream(in, p);
           in.position(p + HEADER + length);
           if (frame(type, flags, stream, length)) {
             in.compact();

@@ -197,7 +197,7 @@ final class UnaryCall {
       in.flip();
       while (in.remaining() >= HEADER) {
         int p = in.position();
-        int length = (in.get(p) & 0xff) << 16 | (in.get(p + 1) & 0xff) << 8 | in.get(p + 2) & 0xff;
+        int length = Http2Frames.length(in, p);
         if (length > MAX_FRAME) {
           fail(
               Status.INTERNAL.withDescription(
@@ -208,9 +208,9 @@ final class UnaryCall {
         if (in.remaining() < HEADER + length) {
           break;
         }
-        int type = in.get(p + 3) & 0xff;
-        int flags = in.get(p + 4) & 0xff;
-        int stream = in.getInt(p + 5) & 0x7fffffff;
+        int type = Http2Frames.type(in, p);
+        int flags = Http2Frames.flags(in, p);
+        int stream = Http2Frames.stream(in, p);
         byte[] payload = new byte[length];
         in.position(p + HEADER);
         in.get(payload);

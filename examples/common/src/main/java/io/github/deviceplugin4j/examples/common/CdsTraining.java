@@ -10,6 +10,7 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.PreStartHook;
 import io.github.deviceplugin4j.core.PreferredAllocationRequest;
 import io.github.deviceplugin4j.core.PreferredAllocator;
+import io.github.deviceplugin4j.core.ReadinessFile;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -42,19 +43,19 @@ import java.util.stream.Stream;
  * step instead; it maps the JDK's whole default archive under it, 1-1.5 MiB more resident memory
  * (measured with the FPGA example).
  *
- * <p>What it runs, in a temporary directory: a plugin with one simulated device in legacy mode,
- * called as the kubelet calls it (options, ListAndWatch, GetPreferredAllocation, Allocate,
- * PreStartContainer) over its Unix socket, and its HTTP endpoint on a loopback port asked for
- * {@code /metrics}, {@code /healthz} and {@code /readyz}; its registration, with {@code
- * kubelet.sock} linked to the plugin's own socket (the Register call crosses the plugin's
- * registration client and the gRPC server path and is refused, as this plugin serves no
- * Registration service); its registration with a kubelet that accepts it and dials back, a kubelet
- * restart (the plugin's socket deleted, {@code kubelet.sock} served again) and its registration
- * again; then the same plugin in plugin-watcher mode, asked for its info and told it is registered.
- * The kubelet's side of each step ({@link CdsTrainingKubelet}) runs in a JVM of its own, started
- * from the same class path: its gRPC client's classes are not the plugin's and stay out of the
- * archive. The archive applies only to the same jar at the same path, with compatible flags: train
- * with the image's own flags.
+ * <p>What it runs, in a temporary directory: a plugin with one simulated device in legacy mode (and
+ * a readiness file, written when it registers, as the examples write one), called as the kubelet
+ * calls it (options, ListAndWatch, GetPreferredAllocation, Allocate, PreStartContainer) over its
+ * Unix socket, and its HTTP endpoint on a loopback port asked for {@code /metrics}, {@code
+ * /healthz} and {@code /readyz}; its registration, with {@code kubelet.sock} linked to the plugin's
+ * own socket (the Register call crosses the plugin's registration client and the gRPC server path
+ * and is refused, as this plugin serves no Registration service); its registration with a kubelet
+ * that accepts it and dials back, a kubelet restart (the plugin's socket deleted, {@code
+ * kubelet.sock} served again) and its registration again; then the same plugin in plugin-watcher
+ * mode, asked for its info and told it is registered. The kubelet's side of each step ({@link
+ * CdsTrainingKubelet}) runs in a JVM of its own, started from the same class path: its gRPC
+ * client's classes are not the plugin's and stay out of the archive. The archive applies only to
+ * the same jar at the same path, with compatible flags: train with the image's own flags.
  */
 public final class CdsTraining {
 
@@ -101,7 +102,10 @@ public final class CdsTraining {
         DevicePluginHost.builder()
             .pluginDir(pluginDir)
             .registrationMode(RegistrationMode.LEGACY)
-            .backend(new Backend());
+            .backend(new Backend())
+            // The examples write a readiness file at registration, when the kubelet may call at
+            // once: the classes that write it (some of the JDK's) come from the archive too.
+            .listener(new ReadinessFile(pluginDir.resolve("ready"), List.of(RESOURCE)));
     PluginMetrics.enable(
         builder, Optional.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
     try (DevicePluginHost host = builder.start()) {

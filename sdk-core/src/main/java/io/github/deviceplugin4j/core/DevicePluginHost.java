@@ -663,6 +663,10 @@ public final class DevicePluginHost implements AutoCloseable {
                   h.close();
                 }
               });
+      // A class, not a method reference, made before start(): a method reference is linked at its
+      // first use, a few milliseconds of the JDK's method-handle code in the interpreter, and
+      // start() returns as the kubelet makes its first calls.
+      Thread hook = new Thread(new CloseOnShutdown(running), "deviceplugin4j-shutdown");
       DevicePluginHost host;
       try {
         host = start();
@@ -674,7 +678,6 @@ public final class DevicePluginHost implements AutoCloseable {
       if (signals.received()) {
         host.close();
       }
-      Thread hook = new Thread(host::close, "deviceplugin4j-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
       try {
         host.awaitClose();
@@ -701,6 +704,23 @@ public final class DevicePluginHost implements AutoCloseable {
         return Path.of(value.trim()).toAbsolutePath().normalize();
       }
       return fallback;
+    }
+  }
+
+  /** The shutdown hook of {@link Builder#run()}: closes the host once it started. */
+  private static final class CloseOnShutdown implements Runnable {
+    private final java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running;
+
+    CloseOnShutdown(java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running) {
+      this.running = running;
+    }
+
+    @Override
+    public void run() {
+      DevicePluginHost host = running.get();
+      if (host != null) {
+        host.close();
+      }
     }
   }
 }

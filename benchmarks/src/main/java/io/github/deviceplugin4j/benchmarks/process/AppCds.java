@@ -156,7 +156,8 @@ final class AppCds {
     return new Archive(
         "recommended + AppCDS (image build)",
         "CdsTraining: no kubelet (its own kubelet side); options, ListAndWatch, preferred,"
-            + " Allocate, pre-start; a Register refused, one accepted, a kubelet restart; both"
+            + " Allocate, pre-start; a Register refused, one accepted (a readiness file written), a"
+            + " kubelet restart; both"
             + " registration modes; exits; its class list dumped as a static archive",
         jsa,
         Files.size(jsa),

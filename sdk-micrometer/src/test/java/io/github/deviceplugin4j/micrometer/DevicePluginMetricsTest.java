@@ -41,10 +41,36 @@ class DevicePluginMetricsTest {
             registry
                 .find("deviceplugin4j.rpc")
                 .tag("resource", NIC)
-                .tag("method", "Allocate")
+                .tag("method", "PreStartContainer")
                 .timer())
         .as("no timer for a call that never happened")
         .isNull();
+  }
+
+  @Test
+  void callsEveryPluginAnswers_startAtZeroWithTheResourcesFirstEvent() {
+    metrics.onDiscovery(new Discovery(NIC, true, "", 4, 1_000_000));
+
+    assertThat(rpc(NIC, "Allocate", "OK").count()).isZero();
+    assertThat(rpc(NIC, "GetDevicePluginOptions", "OK").count()).isZero();
+    assertThat(requested(NIC, "Allocate")).isZero();
+    assertThat(
+            registry
+                .find("deviceplugin4j.rpc")
+                .tag("resource", NIC)
+                .tag("method", "Allocate")
+                .tag("code", "INVALID_ARGUMENT")
+                .timer())
+        .as("error codes appear with their first call")
+        .isNull();
+    assertThat(registry.find("deviceplugin4j.rpc").tag("resource", FPGA).timer())
+        .as("another resource has no meters before its own first event")
+        .isNull();
+
+    metrics.onRpc(new Rpc(NIC, Method.ALLOCATE, "OK", 3_000_000, 2));
+
+    assertThat(rpc(NIC, "Allocate", "OK").count()).isEqualTo(1);
+    assertThat(requested(NIC, "Allocate")).isEqualTo(2);
   }
 
   @Test
@@ -82,7 +108,9 @@ class DevicePluginMetricsTest {
                 .counter()
                 .count())
         .isEqualTo(1);
-    assertThat(registry.find("deviceplugin4j.rpc").timer()).isNull();
+    assertThat(registry.find("deviceplugin4j.rpc").tag("method", "ListAndWatch").timer()).isNull();
+    assertThat(registry.find("deviceplugin4j.rpc").timers())
+        .allSatisfy(t -> assertThat(t.count()).as(t.getId().toString()).isZero());
   }
 
   @Test

@@ -46,15 +46,15 @@ import java.util.Map;
  *   <li>{@code -XX:CompileCommand=CompileThresholdScaling,<package>.*::*,0.2} for the SDK, Netty,
  *       gRPC and protobuf (and {@code -XX:CompileCommand=quiet}, so the JVM does not print them):
  *       C1 compiles those packages' methods after a fifth of its usual calls (about 40 instead of
- *       200, times its load factor at start), and leaves the JDK's and the vendor's own at the
- *       usual thresholds. The socket warm-up's few hundred calls then compile the whole request
- *       path before the sockets are served, where at the JDK's thresholds a part stayed
- *       interpreted, and a node's first and far-apart calls ran it: the first {@code Allocate}
- *       after registration fell from 1.9× to 1.2-1.5× the Go reference plugin's through the
- *       kubelet's client, and calls 100 ms apart from 1.4-1.6× to 1.0-1.1×, for 1.2 MiB more idle.
- *       The same scaling for every method ({@code -XX:CompileThresholdScaling}) floods C1's queue
- *       at start with the JDK's code and did not help (docs/performance.md, "The request path
- *       compiled before serving").
+ *       200, times its load factor at start), and leaves the JDK's and a vendor's own at the usual
+ *       thresholds. The socket warm-up's few hundred calls then compile the whole request path
+ *       before the sockets are served, where at the JDK's thresholds a part stayed interpreted and
+ *       ran in a node's first and far-apart calls: through the kubelet's client, the first {@code
+ *       Allocate} after registration went from 1.85-2.12× to 0.91-1.54× the Go reference plugin's
+ *       and calls 100 ms apart from 1.44-1.57× to 1.01-1.21×, for 1.3 MiB more idle. The same
+ *       scaling for every method ({@code -XX:CompileThresholdScaling=0.2}) did as well for the
+ *       far-apart calls, held 3.1 MiB more, and its first {@code Allocate} swung between 1.06× and
+ *       2.56× (docs/performance.md, "The request path compiled before serving").
  * </ul>
  *
  * <p>An application class-data-sharing archive ({@link #withAppCds}) is the one lever left for

@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -104,6 +106,26 @@ class FlagSetsTest {
     assertThat(JvmFlags.RECOMMENDED.flags()).doesNotContain("-XX:CompileThresholdScaling=2");
     assertThat(sets.get(4).flags().flags())
         .contains("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=2");
+  }
+
+  @Test
+  void everyExampleImage_runsExactlyTheRecommendedFlags() throws Exception {
+    // The images' flags are written out in each Dockerfile (a build context of its own) and in
+    // RECOMMENDED, which the scenarios measure: they must not drift apart.
+    List<Path> dockerfiles;
+    try (var listed = Files.list(Path.of("..", "examples"))) {
+      dockerfiles =
+          listed.map(d -> d.resolve("Dockerfile")).filter(Files::isRegularFile).sorted().toList();
+    }
+    Pattern env = Pattern.compile("(?m)^ENV JDK_JAVA_OPTIONS=\"([^\"]*)\"");
+
+    assertThat(dockerfiles).hasSizeGreaterThanOrEqualTo(5);
+    for (Path dockerfile : dockerfiles) {
+      Matcher m = env.matcher(Files.readString(dockerfile));
+      assertThat(m.find()).as(dockerfile + " sets JDK_JAVA_OPTIONS").isTrue();
+      List<String> flags = List.of(m.group(1).replace("\\\n", " ").trim().split("\\s+"));
+      assertThat(flags).as(dockerfile.toString()).isEqualTo(JvmFlags.RECOMMENDED.flags());
+    }
   }
 
   @Test

@@ -91,9 +91,47 @@ public final class DevicePluginHost implements AutoCloseable {
   private final HttpEndpoint http;
   private final CountDownLatch closed = new CountDownLatch(1);
 
+  /**
+   * The process's exit status after {@code run()} met a fatal failure: 70 ({@code EX_SOFTWARE} of
+   * sysexits.h).
+   */
+  public static final int EXIT_FATAL = 70;
+
   private DevicePluginHost(HostEngine engine, HttpEndpoint http) {
     this.engine = engine;
     this.http = http;
+    // After a fatal failure the liveness check fails at once (/healthz 503, and it stays up to
+    // say so until close()); the engine stops on a thread of its own (the failing thread may be
+    // one that its close waits for), which removes the sockets, then awaitClose() returns.
+    engine.onFatal(
+        cause -> {
+          Thread closer =
+              new Thread(
+                  () -> {
+                    try {
+                      engine.close();
+                    } finally {
+                      closed.countDown();
+                    }
+                  },
+                  "deviceplugin4j-fatal-close");
+          closer.setDaemon(true);
+          closer.start();
+        });
+  }
+
+  /**
+   * The fatal failure that stopped this host, if any: an {@link Error} (an {@code
+   * OutOfMemoryError}, say) escaped one of its threads, or its gRPC event loop stopped. The host
+   * then logged it at ERROR, made {@link #liveness(Duration)} fail ({@code /healthz} answers 503
+   * until {@link #close()}), stopped serving (its sockets are removed) and {@link #awaitClose()}
+   * returned; {@link Builder#run()} ends the process with status {@value #EXIT_FATAL}. A {@code
+   * main} of its own should exit non-zero too.
+   *
+   * @return the cause, or empty
+   */
+  public Optional<Throwable> failure() {
+    return engine.failure();
   }
 
   /**
@@ -203,7 +241,8 @@ public final class DevicePluginHost implements AutoCloseable {
   }
 
   /**
-   * Blocks until {@link #close()} was called.
+   * Blocks until {@link #close()} was called, or a fatal failure stopped the host ({@link
+   * #failure()}).
    *
    * @throws InterruptedException when interrupted while waiting
    */
@@ -646,6 +685,13 @@ public final class DevicePluginHost implements AutoCloseable {
      * SIGTERM). Where {@code sun.misc.Signal} is unavailable a shutdown hook closes the host and
      * the status is the JVM's (143).
      *
+     * <p>After a fatal failure ({@link DevicePluginHost#failure()}: an {@link Error} escaped a
+     * thread of the host, or its event loop stopped) the host closes and this method ends the
+     * process with status {@value DevicePluginHost#EXIT_FATAL}, so that Kubernetes restarts the pod
+     * instead of keeping a plugin that serves nothing: the one case where the library exits the
+     * JVM, and only from {@code run()}, which owns the process. If the JVM has not ended 5 seconds
+     * later (a shutdown hook that hangs), it is halted.
+     *
      * @throws ConfigurationException when the configuration is invalid
      */
     public void run() {
@@ -693,6 +739,27 @@ public final class DevicePluginHost implements AutoCloseable {
         }
         signals.restore(EXIT_FALLBACK);
       }
+      if (host.failure().isPresent()) {
+        exitAfterFatal();
+      }
+    }
+
+    private static void exitAfterFatal() {
+      LOG.error("Exiting with status {} after the fatal failure above", EXIT_FATAL);
+      Thread halt =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(EXIT_FALLBACK.toMillis());
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                Runtime.getRuntime().halt(EXIT_FATAL);
+              },
+              "deviceplugin4j-exit-halt");
+      halt.setDaemon(true);
+      halt.start();
+      System.exit(EXIT_FATAL);
     }
 
     private Path resolve(Path explicit, String env, Path fallback) {

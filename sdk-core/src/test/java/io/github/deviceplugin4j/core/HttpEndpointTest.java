@@ -123,6 +123,43 @@ class HttpEndpointTest {
     }
   }
 
+  /**
+   * An Error escaping a host thread: /healthz answers 503 naming it (and stays up to say so), the
+   * host stops serving, awaitClose() returns and failure() names the cause.
+   */
+  @Test
+  void afterAFatalError_healthzAnswers503_theSocketIsRemoved_andAwaitCloseReturns()
+      throws Exception {
+    try (DevicePluginHost host =
+        DevicePluginHost.builder()
+            .pluginDir(dir)
+            .registrationMode(RegistrationMode.LEGACY)
+            .backend(new SigtermMain.FailsOnRescan(RESOURCE))
+            .httpEndpoint(ANY_PORT)
+            .start()) {
+      Path socket = host.status(RESOURCE).socket();
+      await().atMost(WAIT).until(() -> host.failure().isPresent());
+      assertThat(host.failure().orElseThrow())
+          .isInstanceOf(OutOfMemoryError.class)
+          .hasMessageContaining("simulated by the test");
+      HttpResponse<String> live = get(host, "/healthz");
+      assertThat(live.statusCode()).isEqualTo(503);
+      assertThat(live.body())
+          .startsWith("fatal failure, the plugin stops: java.lang.OutOfMemoryError");
+      java.util.concurrent.CompletableFuture<Void> closed =
+          java.util.concurrent.CompletableFuture.runAsync(
+              () -> {
+                try {
+                  host.awaitClose();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      closed.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+      await().atMost(WAIT).until(() -> !java.nio.file.Files.exists(socket));
+    }
+  }
+
   @Test
   void unknownPathsAndMethods_get404And405_andAFailingSourceA500_neverAStackTrace()
       throws Exception {

@@ -95,7 +95,38 @@ class ReliabilityRegressionTest {
     }
   }
 
+  /**
+   * An {@link Error} escaping a thread of the host (here an OutOfMemoryError from a backend's
+   * rescan): one ERROR naming it, and run() ends the process with a non-zero status instead of
+   * leaving a plugin that serves nothing. Its socket is removed.
+   */
+  @Test
+  void run_afterAFatalError_logsItOnce_removesTheSocket_andExitsNonZero() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("dp"));
+    Path log = tmp.resolve("out.log");
+    Process p = startMain(dir, log, "--fatal-rescan");
+    try {
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the process ended").isTrue();
+      String out = Files.readString(log, StandardCharsets.UTF_8);
+      assertThat(p.exitValue()).as(out).isEqualTo(DevicePluginHost.EXIT_FATAL);
+      assertThat(out)
+          .contains("Fatal failure in thread deviceplugin4j-worker")
+          .contains("simulated by the test: Java heap space")
+          .contains("Exiting with status 70")
+          .doesNotContain("run() returned");
+      assertThat(out.lines().filter(l -> l.contains("Fatal failure")).count()).isEqualTo(1);
+      assertThat(Files.exists(dir.resolve("example.com_sig.sock"), LinkOption.NOFOLLOW_LINKS))
+          .isFalse();
+    } finally {
+      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
   private Process startMain(Path dir, Path log, boolean strayThread) throws IOException {
+    return startMain(dir, log, strayThread ? "--stray-thread" : null);
+  }
+
+  private Process startMain(Path dir, Path log, String option) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-XX:TieredStopAtLevel=1");
@@ -103,8 +134,8 @@ class ReliabilityRegressionTest {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(SigtermMain.class.getName());
     cmd.add(dir.toString());
-    if (strayThread) {
-      cmd.add("--stray-thread");
+    if (option != null) {
+      cmd.add(option);
     }
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }

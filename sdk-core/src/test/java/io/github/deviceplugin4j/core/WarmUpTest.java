@@ -2,13 +2,14 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.deviceplugin4j.core.internal.ApiAdapter;
 import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.Observers;
 import io.github.deviceplugin4j.core.internal.PluginEndpoint;
-import io.github.deviceplugin4j.core.internal.RepeatedCalls;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.RequestHandler;
 import io.github.deviceplugin4j.core.internal.Snapshot;
+import io.github.deviceplugin4j.core.internal.SocketWarmUp;
 import io.github.deviceplugin4j.core.internal.UdsServer;
 import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
 import io.grpc.ManagedChannel;
@@ -200,15 +201,15 @@ class WarmUpTest {
               PosixFilePermissions.fromString("rw-------"),
               List.of(ServerInterceptors.intercept(adapter.warmUpService(plugin), counter)),
               group);
-      List<RepeatedCalls.Kind> kinds = adapter.warmUpCalls(plugin);
-      RepeatedCalls.Outcome outcome =
-          RepeatedCalls.run(
+      List<ApiAdapter.WarmUpCall> kinds = adapter.warmUpCalls(plugin);
+      SocketWarmUp.Outcome outcome =
+          SocketWarmUp.run(
               server.path(),
               kinds,
               calls,
               TimeUnit.SECONDS.toNanos(30),
               TimeUnit.SECONDS.toNanos(30),
-              timer);
+              group);
       assertThat(outcome.answered()).isEqualTo(calls);
     } finally {
       if (server != null) {

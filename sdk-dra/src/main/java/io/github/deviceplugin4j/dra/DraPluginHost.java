@@ -6,6 +6,7 @@ import io.github.deviceplugin4j.core.internal.DirectoryWatcher;
 import io.github.deviceplugin4j.core.internal.SocketFiles;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import io.github.deviceplugin4j.core.internal.Threads;
+import io.github.deviceplugin4j.core.internal.TransportLogs;
 import io.github.deviceplugin4j.core.internal.UdsServer;
 import io.github.deviceplugin4j.core.internal.WatcherRegistrationService;
 import io.github.deviceplugin4j.dra.internal.ClaimCheckpoint;
@@ -98,6 +99,7 @@ public final class DraPluginHost implements AutoCloseable {
     this.draSocket = pluginDir.resolve("dra" + suffix + ".sock");
     this.registrationSocket = registryDir.resolve(driverName + suffix + "-reg.sock");
     this.permissions = b.permissions;
+    TransportLogs.install(); // before Netty's classes take their loggers
     this.group =
         new MultiThreadIoEventLoopGroup(
             1, Threads.factory("dra-eventloop", false), NioIoHandler.newFactory());

@@ -102,7 +102,15 @@ public interface ApiAdapter {
    * @param plugin the resource
    * @return the calls, made in turn; empty when this version has no socket warm-up
    */
-  default List<RepeatedCalls.Kind> warmUpCalls(PluginEndpoint plugin) {
+  default List<WarmUpCall> warmUpCalls(PluginEndpoint plugin) {
     return List.of();
   }
+
+  /**
+   * One kind of call of the socket warm-up.
+   *
+   * @param method the full method name, e.g. {@code v1beta1.DevicePlugin/Allocate}
+   * @param request the encoded request, sent as it is every time
+   */
+  record WarmUpCall(String method, byte[] request) {}
 }

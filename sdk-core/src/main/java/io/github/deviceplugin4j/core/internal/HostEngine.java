@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -27,6 +28,8 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,14 +55,21 @@ public final class HostEngine implements AutoCloseable {
   private DirectoryWatcher watcher;
   private List<Liveness.Probe> probes;
   private volatile boolean closed;
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile Consumer<Throwable> onFatal = t -> {};
+
+  /** How often the engine checks that its event loops still run. */
+  static final Duration LOOP_CHECK_PERIOD = Duration.ofSeconds(1);
 
   private HostEngine(EngineConfig config, RegistrationMode mode) {
     this.config = config;
     this.mode = mode;
+    Thread.UncaughtExceptionHandler uncaught = this::uncaught;
+    TransportLogs.install(); // before Netty's classes take their loggers
     this.group =
         new MultiThreadIoEventLoopGroup(
             config.eventLoopThreads(),
-            Threads.factory("eventloop", false),
+            Threads.factory("eventloop", false, uncaught),
             NioIoHandler.newFactory());
     // A cached pool (never bounded: a blocked backend call must not starve the kubelet's calls)
     // whose idle threads end after 5 s, not a minute: bursts (every resource registering at once
@@ -71,8 +81,8 @@ public final class HostEngine implements AutoCloseable {
             WORKER_KEEP_ALIVE_SECONDS,
             TimeUnit.SECONDS,
             new SynchronousQueue<>(),
-            Threads.factory("worker", true));
-    this.timer = new ScheduledThreadPoolExecutor(1, Threads.factory("timer", true));
+            Threads.factory("worker", true, uncaught));
+    this.timer = new ScheduledThreadPoolExecutor(1, Threads.factory("timer", true, uncaught));
     timer.setRemoveOnCancelPolicy(true);
     this.listeners = new Listeners(config.listeners());
   }
@@ -206,7 +216,12 @@ public final class HostEngine implements AutoCloseable {
     }
     Shared shared =
         new Shared(
-            config, group, workers, timer, listeners, new Observers(config.hooks().observers()));
+            config,
+            group,
+            workers,
+            timer,
+            listeners,
+            new Observers(config.hooks().observers(), group));
     for (int i = 0; i < config.backends().size(); i++) {
       ResourcePlugin plugin =
           new ResourcePlugin(
@@ -244,8 +259,106 @@ public final class HostEngine implements AutoCloseable {
     for (int i = 0; i < all.size(); i++) {
       ResourcePlugin p = all.get(i);
       long offset = period * i / all.size();
-      timer.scheduleWithFixedDelay(p::safetyCheck, period + offset, period, TimeUnit.NANOSECONDS);
+      timer.scheduleWithFixedDelay(
+          guarded("safety check of " + p.resourceName(), p::safetyCheck),
+          period + offset,
+          period,
+          TimeUnit.NANOSECONDS);
     }
+    long check = LOOP_CHECK_PERIOD.toNanos();
+    timer.scheduleWithFixedDelay(
+        guarded("event loop check", this::checkLoops), check, check, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * A periodic task that never ends its schedule quietly: the timer would stop running a task that
+   * threw, and keep its exception in a future nobody reads. An exception is logged; an {@link
+   * Error} is fatal.
+   */
+  private Runnable guarded(String what, Runnable task) {
+    return () -> {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.warn("{} failed; it runs again at its next period", what, e);
+      } catch (Error e) {
+        fatal(what, e);
+      }
+    };
+  }
+
+  /** An event loop that ended while the engine runs is fatal: its connections are gone. */
+  private void checkLoops() {
+    if (closed) {
+      return;
+    }
+    int i = 0;
+    for (io.netty.util.concurrent.EventExecutor loop : group) {
+      if (loop.isShuttingDown() || loop.isTerminated()) {
+        fatal(
+            "gRPC event loop #" + i,
+            new IllegalStateException(
+                "the gRPC event loop #" + i + " has stopped; nothing is served any more"));
+        return;
+      }
+      i++;
+    }
+  }
+
+  private void uncaught(Thread thread, Throwable e) {
+    if (e instanceof Error) {
+      fatal("thread " + thread.getName(), e);
+    } else {
+      LOG.warn("Uncaught exception on thread {}; the thread ended", thread.getName(), e);
+    }
+  }
+
+  /**
+   * A failure the engine cannot recover from: an {@link Error} escaped one of its threads, or an
+   * event loop stopped. Logged once at ERROR; from then on the liveness check fails (so {@code
+   * /healthz} answers 503) and the callback set with {@link #onFatal(Consumer)} runs, once.
+   *
+   * @param where what failed
+   * @param cause why
+   */
+  public void fatal(String where, Throwable cause) {
+    if (closed || !failure.compareAndSet(null, cause)) {
+      return;
+    }
+    LOG.error(
+        "Fatal failure in {}: {}. The plugin cannot go on reliably and stops; let the process"
+            + " restart (a DaemonSet's pod is restarted by the kubelet)",
+        where,
+        cause.toString(),
+        cause);
+    try {
+      onFatal.accept(cause);
+    } catch (RuntimeException e) {
+      LOG.warn("the fatal-failure callback threw", e);
+    }
+  }
+
+  /**
+   * What to do after a fatal failure ({@link #fatal}); runs on the failing thread, so it must hand
+   * anything long to a thread of its own.
+   *
+   * @param callback the callback
+   */
+  public void onFatal(Consumer<Throwable> callback) {
+    this.onFatal = callback;
+    Throwable already = failure.get();
+    if (already != null) {
+      callback.accept(already);
+    }
+  }
+
+  /**
+   * The fatal failure, if one happened.
+   *
+   * @return the cause, or empty
+   */
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure.get());
   }
 
   /** System property: how many times the warm-up runs each call (0: no warm-up). */
@@ -283,15 +396,15 @@ public final class HostEngine implements AutoCloseable {
   /**
    * Calls a private server of the first resource over a real Unix socket (in a private directory of
    * the plugin directory, which the kubelet never looks into), one call after another on one
-   * connection ({@link RepeatedCalls}), then stops it: the code every resource's server shares (the
-   * event loop, HTTP/2 frames, gRPC's call path, the messages) is then loaded and compiled. Its
-   * service reports to no observer and no interceptor sees it; no vendor code runs. A failure only
-   * ends the warm-up early.
+   * connection with grpc-java's client ({@link SocketWarmUp}), then stops it: the code every
+   * resource's server shares (the event loop, HTTP/2 frames, gRPC's call path, the messages) is
+   * then loaded and compiled. Its service reports to no observer and no interceptor sees it; no
+   * vendor code runs. A failure only ends the warm-up early.
    */
   private void warmUpOverSocket(ResourcePlugin plugin, int calls, long budgetNanos, Shared shared) {
     for (ApiAdapter a : config.adapters()) {
       ServerServiceDefinition service = a.warmUpService(plugin);
-      List<RepeatedCalls.Kind> kinds = a.warmUpCalls(plugin);
+      List<ApiAdapter.WarmUpCall> kinds = a.warmUpCalls(plugin);
       if (service == null || kinds.isEmpty() || closed) {
         continue;
       }
@@ -299,14 +412,9 @@ public final class HostEngine implements AutoCloseable {
       try {
         server =
             UdsServer.bind(config.pluginDir(), config.socketPermissions(), List.of(service), group);
-        RepeatedCalls.Outcome outcome =
-            RepeatedCalls.run(
-                server.path(),
-                kinds,
-                calls,
-                budgetNanos,
-                budgetNanos + WARM_UP_SOCKET_GRACE_NANOS,
-                shared.timer());
+        SocketWarmUp.Outcome outcome =
+            SocketWarmUp.run(
+                server.path(), kinds, calls, budgetNanos, WARM_UP_SOCKET_GRACE_NANOS, group);
         LOG.debug(
             "socket warm-up: {} calls in {} ms{}",
             outcome.answered(),
@@ -440,6 +548,10 @@ public final class HostEngine implements AutoCloseable {
    * @return what is stuck
    */
   public ProbeResult liveness(Duration bound) {
+    Throwable fatal = failure.get();
+    if (fatal != null) {
+      return ProbeResult.of(List.of("fatal failure, the plugin stops: " + fatal));
+    }
     if (closed) {
       return ProbeResult.of(List.of("the plugin host is closed"));
     }

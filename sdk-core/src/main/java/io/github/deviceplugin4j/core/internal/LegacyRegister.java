@@ -2,9 +2,14 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationException;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import java.net.ConnectException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -32,7 +37,7 @@ final class LegacyRegister {
   private final Shared shared;
   private final Path kubeletSocket;
   private volatile String lastOffered;
-  private volatile UnaryCall current;
+  private volatile ClientCall<byte[], byte[]> current;
   private volatile boolean cancelled;
 
   /**
@@ -50,8 +55,8 @@ final class LegacyRegister {
   }
 
   /**
-   * Registers an endpoint. Each version tried is one {@link UnaryCall} on a connection of its own,
-   * made on the calling thread.
+   * Registers an endpoint. Each version tried is one call on a gRPC channel (and connection) of its
+   * own, started on the calling thread.
    *
    * @param endpoint the socket's file name in the plugin directory
    * @param requests what the options say
@@ -68,9 +73,9 @@ final class LegacyRegister {
   /** Ends the call under way, if any, with CANCELLED (the plugin stops). */
   void cancel() {
     cancelled = true;
-    UnaryCall c = current;
+    ClientCall<byte[], byte[]> c = current;
     if (c != null) {
-      c.cancel();
+      c.cancel("the plugin is stopping", null);
     }
   }
 
@@ -89,68 +94,102 @@ final class LegacyRegister {
     }
     ApiAdapter adapter = shared.config().adapters().get(index);
     lastOffered = adapter.version();
-    UnaryCall call =
-        UnaryCall.start(
-            kubeletSocket,
+    CompletableFuture<byte[]> answer =
+        call(
             adapter.registerMethod(),
             adapter.registerRequest(
                 name,
                 endpoint,
                 requests.preStartRequired(),
-                requests.preferredAllocationAvailable()),
-            shared.config().registerDeadline(),
-            shared.workers(),
-            shared.timer());
+                requests.preferredAllocationAvailable()));
+    answer.whenCompleteAsync(
+        (ok, error) -> {
+          if (error == null) {
+            result.complete(adapter.version());
+            return;
+          }
+          Status status = Status.fromThrowable(error);
+          if (refused < REFUSED_RETRY_MS.length
+              && isRefusedConnection(status)
+              && stillTheSameSocket(socketFile)) {
+            try {
+              shared
+                  .timer()
+                  .schedule(
+                      () ->
+                          executor.execute(
+                              () ->
+                                  tryVersion(
+                                      endpoint,
+                                      requests,
+                                      executor,
+                                      index,
+                                      refused + 1,
+                                      socketFile,
+                                      result)),
+                      REFUSED_RETRY_MS[refused],
+                      TimeUnit.MILLISECONDS);
+              return;
+            } catch (RejectedExecutionException e) {
+              // shutting down: report the refusal
+            }
+          }
+          boolean versionRefused = isVersionRefusal(status);
+          if (versionRefused && index + 1 < shared.config().adapters().size() && !result.isDone()) {
+            LOG.info(
+                "{}: the kubelet refused API version {} ({}); trying {}",
+                name,
+                adapter.version(),
+                status.getDescription(),
+                shared.config().adapters().get(index + 1).version());
+            tryVersion(endpoint, requests, executor, index + 1, 0, socketFile, result);
+            return;
+          }
+          result.completeExceptionally(registerError(status, versionRefused));
+        },
+        executor);
+  }
+
+  /**
+   * One unary call to the kubelet's socket on a channel of its own, shut down when the call ends. A
+   * cancel ({@link #cancel()}) before the call is made takes effect as it starts.
+   */
+  private CompletableFuture<byte[]> call(String method, byte[] request) {
+    CompletableFuture<byte[]> result = new CompletableFuture<>();
+    ManagedChannel channel = UdsChannels.open(kubeletSocket, shared.group());
+    Duration deadline = shared.config().registerDeadline();
+    ClientCall<byte[], byte[]> call =
+        channel.newCall(
+            UdsChannels.unary(method),
+            CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS));
     current = call;
-    call.result()
-        .whenCompleteAsync(
-            (ok, error) -> {
-              if (error == null) {
-                result.complete(adapter.version());
-                return;
-              }
-              Status status = Status.fromThrowable(error);
-              if (refused < REFUSED_RETRY_MS.length
-                  && isRefusedConnection(status)
-                  && stillTheSameSocket(socketFile)) {
-                try {
-                  shared
-                      .timer()
-                      .schedule(
-                          () ->
-                              executor.execute(
-                                  () ->
-                                      tryVersion(
-                                          endpoint,
-                                          requests,
-                                          executor,
-                                          index,
-                                          refused + 1,
-                                          socketFile,
-                                          result)),
-                          REFUSED_RETRY_MS[refused],
-                          TimeUnit.MILLISECONDS);
-                  return;
-                } catch (RejectedExecutionException e) {
-                  // shutting down: report the refusal
-                }
-              }
-              boolean versionRefused = isVersionRefusal(status);
-              if (versionRefused
-                  && index + 1 < shared.config().adapters().size()
-                  && !result.isDone()) {
-                LOG.info(
-                    "{}: the kubelet refused API version {} ({}); trying {}",
-                    name,
-                    adapter.version(),
-                    status.getDescription(),
-                    shared.config().adapters().get(index + 1).version());
-                tryVersion(endpoint, requests, executor, index + 1, 0, socketFile, result);
-                return;
-              }
-              result.completeExceptionally(registerError(status, versionRefused));
-            },
-            executor);
+    call.start(
+        new ClientCall.Listener<>() {
+          private byte[] response;
+
+          @Override
+          public void onMessage(byte[] message) {
+            response = message;
+          }
+
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            channel.shutdownNow();
+            if (status.isOk()) {
+              result.complete(response);
+            } else {
+              result.completeExceptionally(status.asRuntimeException(trailers));
+            }
+          }
+        },
+        new Metadata());
+    call.sendMessage(request);
+    call.halfClose();
+    call.request(2);
+    if (cancelled) {
+      call.cancel("the plugin is stopping", null);
+    }
+    return result;
   }
 
   /**

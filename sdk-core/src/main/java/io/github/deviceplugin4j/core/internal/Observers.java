@@ -1,7 +1,10 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.PluginObserver;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -21,6 +24,7 @@ public final class Observers {
 
   private final PluginObserver[] observers;
   private final boolean enabled;
+  private final EventLoopGroup loops;
   private final AtomicBoolean rpcLogged = new AtomicBoolean();
   private final AtomicBoolean registrationLogged = new AtomicBoolean();
   private final AtomicBoolean streamLogged = new AtomicBoolean();
@@ -33,8 +37,20 @@ public final class Observers {
    * @param observers the vendor's observers, in the order added
    */
   public Observers(List<PluginObserver> observers) {
+    this(observers, null);
+  }
+
+  /**
+   * Observers of calls served on an event loop group.
+   *
+   * @param observers the vendor's observers, in the order added
+   * @param loops the servers' event loops: a call reported on one of them is reported in a task of
+   *     its own, after the answer's write (see {@link #rpcAfterAnswer}); null reports at once
+   */
+  public Observers(List<PluginObserver> observers, EventLoopGroup loops) {
     this.observers = observers.toArray(new PluginObserver[0]);
     this.enabled = this.observers.length > 0;
+    this.loops = loops;
   }
 
   /**
@@ -53,6 +69,30 @@ public final class Observers {
    */
   public void rpc(PluginObserver.Rpc rpc) {
     each("onRpc", rpcLogged, o -> o.onRpc(rpc));
+  }
+
+  /**
+   * An RPC finished, reported after its answer is written. On an event loop, gRPC writes an answer
+   * in a task it queues when the call closes; the observers then run in a task queued after it, so
+   * an observer that is slow (building meters on its first report, say) never holds up the answer.
+   * Elsewhere (a worker thread) they run at once: the loop writes the answer meanwhile.
+   *
+   * @param rpc the event
+   */
+  public void rpcAfterAnswer(PluginObserver.Rpc rpc) {
+    if (loops != null) {
+      for (EventExecutor loop : loops) {
+        if (loop.inEventLoop()) {
+          try {
+            loop.execute(() -> rpc(rpc));
+            return;
+          } catch (RejectedExecutionException shuttingDown) {
+            break;
+          }
+        }
+      }
+    }
+    rpc(rpc);
   }
 
   /**

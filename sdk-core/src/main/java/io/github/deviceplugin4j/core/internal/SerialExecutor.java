@@ -58,8 +58,15 @@ public final class SerialExecutor implements Executor {
       }
       try {
         next.run();
-      } catch (RuntimeException | Error e) {
+      } catch (RuntimeException e) {
         LOG.error("unexpected error in deviceplugin4j task", e);
+      } catch (Error e) {
+        // Fatal: it ends this thread, whose uncaught exception handler (the engine's) reports it.
+        // Later tasks may still be queued and run meanwhile.
+        synchronized (queue) {
+          running = false;
+        }
+        throw e;
       }
     }
   }

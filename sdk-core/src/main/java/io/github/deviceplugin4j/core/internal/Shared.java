@@ -10,8 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param config the configuration
  * @param group the event loop group of every server
  * @param workers vendor code that may block (request path, discovery), engine tasks, and the
- *     reading side of the Register calls ({@link UnaryCall}); the servers run their calls on the
- *     event loop
+ *     outcome of the Register calls; the servers and clients run their calls on the event loop
  * @param timer deadlines, retries, safety checks
  * @param listeners the vendor's listeners
  * @param observers the vendor's observers

@@ -25,11 +25,28 @@ public final class Threads {
    * @return the factory
    */
   public static ThreadFactory factory(String role, boolean daemon) {
+    return factory(role, daemon, null);
+  }
+
+  /**
+   * A factory for threads named {@code deviceplugin4j-<role>-<n>} whose uncaught exceptions go to a
+   * handler.
+   *
+   * @param role e.g. {@code worker}
+   * @param daemon whether the threads are daemon threads
+   * @param uncaught the threads' uncaught exception handler; null for the JVM's default
+   * @return the factory
+   */
+  public static ThreadFactory factory(
+      String role, boolean daemon, Thread.UncaughtExceptionHandler uncaught) {
     AtomicInteger counter = new AtomicInteger();
     return runnable -> {
       Thread t =
           new FastThreadLocalThread(runnable, PREFIX + role + "-" + counter.incrementAndGet());
       t.setDaemon(daemon);
+      if (uncaught != null) {
+        t.setUncaughtExceptionHandler(uncaught);
+      }
       return t;
     };
   }

@@ -30,9 +30,8 @@ import org.slf4j.LoggerFactory;
  * permissions there, then renamed into place atomically. Names start with a dot, so the kubelet's
  * plugin watcher ignores them.
  *
- * <p>The server is the SDK's own plain-frame HTTP/2 server ({@link H2Server}) on the shared event
- * loop; with the system property {@value #SERVER_PROPERTY}{@code =grpc}, grpc-java's Netty server
- * on the same loop, with the direct executor. Both serve the same services, interceptors included.
+ * <p>The server is grpc-java's Netty server on the shared event loop, with the direct executor and
+ * the limits of {@link TransportLimits}.
  */
 public final class UdsServer {
 
@@ -103,10 +102,7 @@ public final class UdsServer {
     Path bindPath = privateDir.resolve("s");
     Server server = null;
     try {
-      server =
-          "grpc".equals(System.getProperty(SERVER_PROPERTY))
-              ? grpcServer(bindPath, services, group)
-              : H2Server.start(bindPath, services, group);
+      server = grpcServer(bindPath, services, group);
       Files.setPosixFilePermissions(bindPath, permissions);
       return new Standby(server, privateDir, bindPath);
     } catch (IOException | RuntimeException e) {
@@ -120,22 +116,38 @@ public final class UdsServer {
   }
 
   /**
-   * System property: {@code grpc} serves with grpc-java's own server (Netty's HTTP/2 codec) instead
-   * of the plain-frame server ({@link H2Server}), the default. Read whenever a server is bound.
+   * grpc-java's Netty server on the socket, with the limits of {@link TransportLimits}. Calls run
+   * on the event loop (the direct executor): handing each one to an executor thread and back costs
+   * more than the whole call (about 150 us at p50), and nothing on this path blocks; vendor code
+   * that may block is handed to worker threads by the request path itself.
    */
-  public static final String SERVER_PROPERTY = "deviceplugin4j.server";
-
   private static Server grpcServer(
       Path bindPath, List<ServerServiceDefinition> services, EventLoopGroup group)
       throws IOException {
+    TransportLogs.install();
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(bindPath))
             .channelType(NioServerDomainSocketChannel.class)
             .bossEventLoopGroup(group)
             .workerEventLoopGroup(group)
-            // Calls stay on the event loop: handing each one to an executor thread and back
-            // costs more than the whole call (about 150 us at p50). Nothing here blocks.
             .directExecutor()
+            .protocolNegotiator(
+                new ConnectionGate(
+                    TransportLimits.MAX_CONNECTIONS_PER_SOCKET,
+                    bindPath.getParent().getParent().toString()))
+            .maxConcurrentCallsPerConnection(TransportLimits.MAX_CONCURRENT_CALLS_PER_CONNECTION)
+            .maxInboundMessageSize(TransportLimits.MAX_INBOUND_MESSAGE_BYTES)
+            .maxInboundMetadataSize(TransportLimits.MAX_INBOUND_METADATA_BYTES)
+            .handshakeTimeout(TransportLimits.HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .maxConnectionIdle(
+                TransportLimits.MAX_CONNECTION_IDLE.toMillis(), TimeUnit.MILLISECONDS)
+            .permitKeepAliveTime(
+                TransportLimits.PERMIT_KEEPALIVE_TIME.toMillis(), TimeUnit.MILLISECONDS)
+            .permitKeepAliveWithoutCalls(true)
+            .maxRstFramesPerWindow(
+                TransportLimits.MAX_RST_FRAMES_PER_WINDOW,
+                (int) TransportLimits.RST_WINDOW.toSeconds())
+            .withOption(ChannelOption.SO_BACKLOG, TransportLimits.ACCEPT_BACKLOG)
             // grpc-netty sets SO_KEEPALIVE on every accepted channel; Unix sockets do not know
             // it, and Netty would log a warning per connection. null removes the option.
             .withChildOption(ChannelOption.SO_KEEPALIVE, null);

@@ -121,18 +121,18 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
-  public List<RepeatedCalls.Kind> warmUpCalls(PluginEndpoint plugin) {
+  public List<WarmUpCall> warmUpCalls(PluginEndpoint plugin) {
     // Allocate alone when it is declarative: the transport's per-call path is the same for every
     // call, and all of the calls then also compile Allocate's own part (its messages, the handler).
     Device sample = healthySample(plugin);
     if (sample != null && plugin.requests().declarativeAllocate()) {
       return List.of(
-          new RepeatedCalls.Kind(
+          new WarmUpCall(
               DevicePluginGrpc.getAllocateMethod().getFullMethodName(),
               allocateRequest(sample.id()).toByteArray()));
     }
     return List.of(
-        new RepeatedCalls.Kind(
+        new WarmUpCall(
             DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName(),
             Empty.getDefaultInstance().toByteArray()));
   }
@@ -297,7 +297,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
     private void observed(
         PluginObserver.Method method, Status.Code code, long startNanos, int devices) {
       if (observers.enabled()) {
-        observers.rpc(
+        observers.rpcAfterAnswer(
             new PluginObserver.Rpc(
                 plugin.resourceName(),
                 method,

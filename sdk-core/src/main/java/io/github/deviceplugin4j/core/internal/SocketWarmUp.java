@@ -1,0 +1,78 @@
+package io.github.deviceplugin4j.core.internal;
+
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.netty.channel.EventLoopGroup;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Calls a server over its real Unix socket, one call after another on one connection, with
+ * grpc-java's own client: the server's whole per-call path (the event loop, Netty's HTTP/2 codec,
+ * gRPC's call path, the messages) is then loaded and compiled before the kubelet's first call, and
+ * so is the client channel the legacy {@code Register} uses.
+ */
+public final class SocketWarmUp {
+
+  private SocketWarmUp() {}
+
+  /**
+   * What a warm-up did.
+   *
+   * @param answered calls answered OK
+   * @param nanos how long it took
+   * @param outOfTime whether the budget ended it
+   */
+  public record Outcome(int answered, long nanos, boolean outOfTime) {}
+
+  /**
+   * Makes the calls, in turn (the kinds in rotation), until {@code calls} are answered or the
+   * budget is spent. Each call has a deadline of what is left of the budget plus the grace, so a
+   * server that stops answering ends the warm-up then.
+   *
+   * @param socket the server's socket
+   * @param kinds the calls to make
+   * @param calls how many
+   * @param budgetNanos no call starts after this
+   * @param graceNanos how long past the budget a call may take
+   * @param group the event loop group of the client's connection
+   * @return the outcome
+   * @throws StatusRuntimeException when a call fails: the warm-up ends
+   */
+  public static Outcome run(
+      Path socket,
+      List<ApiAdapter.WarmUpCall> kinds,
+      int calls,
+      long budgetNanos,
+      long graceNanos,
+      EventLoopGroup group) {
+    List<MethodDescriptor<byte[], byte[]>> methods = new ArrayList<>();
+    kinds.forEach(k -> methods.add(UdsChannels.unary(k.method())));
+    ManagedChannel channel = UdsChannels.open(socket, group);
+    long start = System.nanoTime();
+    int answered = 0;
+    try {
+      while (answered < calls) {
+        long left = budgetNanos - (System.nanoTime() - start);
+        if (left <= 0) {
+          return new Outcome(answered, System.nanoTime() - start, true);
+        }
+        int i = answered % kinds.size();
+        ClientCalls.blockingUnaryCall(
+            channel,
+            methods.get(i),
+            CallOptions.DEFAULT.withDeadlineAfter(left + graceNanos, TimeUnit.NANOSECONDS),
+            kinds.get(i).request());
+        answered++;
+      }
+      return new Outcome(answered, System.nanoTime() - start, false);
+    } finally {
+      channel.shutdownNow();
+    }
+  }
+}

@@ -32,6 +32,9 @@ import java.util.Map;
  *       100,000 Allocates (NMT "Code"); 16 MiB bounds it (the default reserves 240 MiB).
  *   <li>{@code -XX:MaxMetaspaceSize=64m}: the FPGA example uses 11-13 MiB of metaspace (NMT); a
  *       bound that turns a class-loading leak into an error instead of growth.
+ *   <li>{@code -XX:+ExitOnOutOfMemoryError}: a JVM whose heap ran out ends (status 3) instead of
+ *       going on half-broken, so that Kubernetes restarts the pod (the SDK's own fatal-failure
+ *       handling covers an {@code Error} escaping its threads; this covers the rest).
  *   <li>{@code -Xshare:auto}: the JDK default, written out in the images: use the JDK's CDS archive
  *       (and an application archive when one is given), fall back silently if it cannot be mapped.
  *   <li>{@code -Dio.netty.allocator.type=unpooled} and {@code
@@ -139,6 +142,7 @@ public final class JvmFlags {
               "-XX:TieredStopAtLevel=1",
               "-XX:ReservedCodeCacheSize=16m",
               "-XX:MaxMetaspaceSize=64m",
+              "-XX:+ExitOnOutOfMemoryError",
               "-Xshare:auto",
               "-Dio.netty.allocator.type=unpooled",
               "-Dio.grpc.netty.useCustomAllocator=false",

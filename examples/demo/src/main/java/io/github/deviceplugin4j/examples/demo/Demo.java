@@ -222,7 +222,8 @@ public final class Demo {
         builder.backend(b);
         resources.add(b.resourceName());
       }
-      builder.backend(new InfinibandBackend(ibConfig)).backend(new InfinibandBackend(ibShared));
+      InfinibandBackend sharedHcas = new InfinibandBackend(ibShared);
+      builder.backend(new InfinibandBackend(ibConfig)).backend(sharedHcas, sharedHcas.sharing());
       resources.add(ibConfig.resourceName());
       resources.add(ibShared.resourceName());
       // The kubelet sees a registration before the plugin has its answer: host.status() after the

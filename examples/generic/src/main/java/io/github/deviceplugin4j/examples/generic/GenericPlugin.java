@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class GenericPlugin implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GenericPlugin.class);
 
+  /** How long the config directory must be quiet after a change before the file is read. */
+  static final Duration QUIET = Duration.ofMillis(200);
+
   private final Path configFile;
   private final Path root;
   private final Duration pollInterval;
@@ -237,9 +240,12 @@ public final class GenericPlugin implements AutoCloseable {
     while (!closed) {
       try {
         var key = watcher.poll(pollMillis, TimeUnit.MILLISECONDS);
-        if (key != null) {
+        // A write in several steps (truncate, then write) gives several events: wait until the
+        // directory is quiet for QUIET, so a half-written file is not read and refused.
+        while (key != null) {
           key.pollEvents();
           key.reset();
+          key = watcher.poll(QUIET.toMillis(), TimeUnit.MILLISECONDS);
         }
         // Also on timeouts: a safety check for missed events.
         reload();

@@ -147,6 +147,9 @@ class GenericPluginTest {
 
   @Test
   void aChangedGroupSendsNewDevicesOnTheSameRegistration() throws Exception {
+    for (String r : List.of(SERIAL, KEY, NIC)) {
+      kubelet.awaitRegistration(r, WAIT);
+    }
     kubelet.awaitDevices(SERIAL, d -> d.size() == 4, WAIT);
     Mark before = kubelet.mark();
 
@@ -158,14 +161,17 @@ class GenericPluginTest {
 
   @Test
   void aBrokenConfigIsRefusedNamingTheKeyAndTheOldOneServes() throws Exception {
+    for (String r : List.of(SERIAL, KEY, NIC)) {
+      kubelet.awaitRegistration(r, WAIT);
+    }
     kubelet.awaitDevices(KEY, d -> d.size() == 2, WAIT);
     Mark before = kubelet.mark();
 
     Files.writeString(config, THREE.replace("vendor: \"1050\"", "vendor: 1050"));
 
-    await().atMost(WAIT).until(() -> !plugin.lastError().isEmpty());
+    await().atMost(WAIT).until(() -> plugin.lastError().contains("usb[0].vendor"));
     assertThat(plugin.lastError())
-        .contains("resources[1].groups[0].usb[0].vendor")
+        .startsWith("resources[1].groups[0].usb[0].vendor: ")
         .contains("quote it");
     assertThat(kubelet.allocate(KEY, 1).devices()).hasSize(1);
     assertThat(kubelet.registrations()).noneMatch(r -> r.isAfter(before));

@@ -14,6 +14,7 @@ import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -298,8 +299,15 @@ public final class GenericPlugin implements AutoCloseable {
         Duration.parse("PT" + flags.get("poll-interval").toUpperCase(java.util.Locale.ROOT));
     GenericPlugin plugin =
         start(Path.of(flags.get("config")), Path.of(flags.get("root")), poll, b -> {});
-    // SIGTERM runs the hook: every host closes and removes its socket before the JVM ends.
+    // SIGTERM and SIGINT close every host (their sockets are removed) and main returns, so the
+    // process exits with 0 as Kubernetes expects of a clean stop; the hook covers other exits.
+    java.util.concurrent.CountDownLatch stop = new java.util.concurrent.CountDownLatch(1);
+    for (String name : List.of("TERM", "INT")) {
+      sun.misc.Signal.handle(new sun.misc.Signal(name), s -> stop.countDown());
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(plugin::close, "generic-shutdown"));
-    new java.util.concurrent.CountDownLatch(1).await();
+    stop.await();
+    log.info("Stop signal received; stopping");
+    plugin.close();
   }
 }

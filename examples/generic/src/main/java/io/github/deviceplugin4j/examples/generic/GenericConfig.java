@@ -260,14 +260,8 @@ public record GenericConfig(List<Resource> resources) {
     if (flag(node, key, "packed")) {
       sharing = sharing.packed();
     }
-    JsonNode groups = required(node, key, "groups");
-    if (!groups.isArray() || groups.isEmpty()) {
-      throw new ConfigException(key + ".groups: must be a non-empty list of device groups");
-    }
-    List<Group> parsed = new ArrayList<>();
-    for (int i = 0; i < groups.size(); i++) {
-      parsed.add(group(groups.get(i), key + ".groups[" + i + "]"));
-    }
+    List<Group> parsed =
+        items(required(node, key, "groups"), key + ".groups", GenericConfig::group);
     return new Resource(full, sharing, parsed);
   }
 
@@ -287,8 +281,8 @@ public record GenericConfig(List<Resource> resources) {
               + "; put each in its own group");
     }
     List<String> paths = List.of();
-    List<Usb> usb = new ArrayList<>();
-    List<Pci> pci = new ArrayList<>();
+    List<Usb> usb = List.of();
+    List<Pci> pci = List.of();
     Kind kind;
     switch (kinds.get(0)) {
       case "paths" -> {
@@ -307,51 +301,23 @@ public record GenericConfig(List<Resource> resources) {
       }
       case "usb" -> {
         kind = Kind.USB;
-        JsonNode list = nonEmptyList(node.get("usb"), key + ".usb");
-        for (int i = 0; i < list.size(); i++) {
-          String k = key + ".usb[" + i + "]";
-          JsonNode m = list.get(i);
-          object(m, k, USB_KEYS);
-          usb.add(
-              new Usb(
-                  hex4(required(m, k, "vendor"), k + ".vendor"),
-                  hex4(required(m, k, "product"), k + ".product"),
-                  m.has("serial")
-                      ? Optional.of(text(m.get("serial"), k + ".serial"))
-                      : Optional.empty()));
-        }
+        usb =
+            items(
+                node.get("usb"),
+                key + ".usb",
+                (m, k) -> {
+                  object(m, k, USB_KEYS);
+                  return new Usb(
+                      hex4(required(m, k, "vendor"), k + ".vendor"),
+                      hex4(required(m, k, "product"), k + ".product"),
+                      m.has("serial")
+                          ? Optional.of(text(m.get("serial"), k + ".serial"))
+                          : Optional.empty());
+                });
       }
       default -> {
         kind = Kind.PCI;
-        JsonNode list = nonEmptyList(node.get("pci"), key + ".pci");
-        for (int i = 0; i < list.size(); i++) {
-          String k = key + ".pci[" + i + "]";
-          JsonNode m = list.get(i);
-          object(m, k, PCI_KEYS);
-          if (m.isEmpty()) {
-            throw new ConfigException(k + ": needs at least one of 'vendor', 'device', 'class'");
-          }
-          Optional<String> pciClass = Optional.empty();
-          if (m.has("class")) {
-            String c = strip0x(text(m.get("class"), k + ".class"));
-            if (!CLASS.matcher(c).matches()) {
-              throw new ConfigException(
-                  k
-                      + ".class: must be 2, 4 or 6 hex digits (02, 0200, 020000), was "
-                      + m.get("class"));
-            }
-            pciClass = Optional.of(c);
-          }
-          pci.add(
-              new Pci(
-                  m.has("vendor")
-                      ? Optional.of(hex4(m.get("vendor"), k + ".vendor"))
-                      : Optional.empty(),
-                  m.has("device")
-                      ? Optional.of(hex4(m.get("device"), k + ".device"))
-                      : Optional.empty(),
-                  pciClass));
-        }
+        pci = items(node.get("pci"), key + ".pci", GenericConfig::pci);
       }
     }
     List<String> deviceNodes =
@@ -368,19 +334,19 @@ public record GenericConfig(List<Resource> resources) {
                 + permissions);
       }
     }
-    List<Mount> mounts = new ArrayList<>();
+    List<Mount> mounts = List.of();
     if (node.has("mounts")) {
-      JsonNode list = nonEmptyList(node.get("mounts"), key + ".mounts");
-      for (int i = 0; i < list.size(); i++) {
-        String k = key + ".mounts[" + i + "]";
-        JsonNode m = list.get(i);
-        object(m, k, MOUNT_KEYS);
-        mounts.add(
-            new Mount(
-                absolute(required(m, k, "hostPath"), k + ".hostPath"),
-                absolute(required(m, k, "containerPath"), k + ".containerPath"),
-                !m.has("readOnly") || flag(m, k, "readOnly")));
-      }
+      mounts =
+          items(
+              node.get("mounts"),
+              key + ".mounts",
+              (m, k) -> {
+                object(m, k, MOUNT_KEYS);
+                return new Mount(
+                    absolute(required(m, k, "hostPath"), k + ".hostPath"),
+                    absolute(required(m, k, "containerPath"), k + ".containerPath"),
+                    !m.has("readOnly") || flag(m, k, "readOnly"));
+              });
     }
     Map<String, String> env = new LinkedHashMap<>();
     if (node.has("env")) {
@@ -396,23 +362,44 @@ public record GenericConfig(List<Resource> resources) {
         env.put(v.getKey(), v.getValue().asText());
       }
     }
-    List<String> cdi = new ArrayList<>();
+    List<String> cdi = List.of();
     if (node.has("cdi")) {
-      JsonNode list = nonEmptyList(node.get("cdi"), key + ".cdi");
-      for (int i = 0; i < list.size(); i++) {
-        String name = text(list.get(i), key + ".cdi[" + i + "]");
-        if (!name.matches("[a-z0-9.-]+/[a-zA-Z0-9._-]+=[a-zA-Z0-9._:-]+")) {
-          throw new ConfigException(
-              key
-                  + ".cdi["
-                  + i
-                  + "]: must be a fully qualified CDI name vendor.com/class=device, was "
-                  + name);
-        }
-        cdi.add(name);
-      }
+      cdi =
+          items(
+              node.get("cdi"),
+              key + ".cdi",
+              (n, k) -> {
+                String name = text(n, k);
+                if (!name.matches("[a-z0-9.-]+/[a-zA-Z0-9._-]+=[a-zA-Z0-9._:-]+")) {
+                  throw new ConfigException(
+                      k
+                          + ": must be a fully qualified CDI name vendor.com/class=device, was "
+                          + name);
+                }
+                return name;
+              });
     }
     return new Group(kind, paths, usb, pci, deviceNodes, permissions, mounts, env, cdi);
+  }
+
+  private static Pci pci(JsonNode m, String k) throws ConfigException {
+    object(m, k, PCI_KEYS);
+    if (m.isEmpty()) {
+      throw new ConfigException(k + ": needs at least one of 'vendor', 'device', 'class'");
+    }
+    Optional<String> pciClass = Optional.empty();
+    if (m.has("class")) {
+      String c = strip0x(text(m.get("class"), k + ".class"));
+      if (!CLASS.matcher(c).matches()) {
+        throw new ConfigException(
+            k + ".class: must be 2, 4 or 6 hex digits (02, 0200, 020000), was " + m.get("class"));
+      }
+      pciClass = Optional.of(c);
+    }
+    return new Pci(
+        m.has("vendor") ? Optional.of(hex4(m.get("vendor"), k + ".vendor")) : Optional.empty(),
+        m.has("device") ? Optional.of(hex4(m.get("device"), k + ".device")) : Optional.empty(),
+        pciClass);
   }
 
   private static void object(JsonNode node, String key, Set<String> known) throws ConfigException {
@@ -495,14 +482,29 @@ public record GenericConfig(List<Resource> resources) {
 
   private static List<String> absolutePaths(JsonNode node, String key, boolean globs)
       throws ConfigException {
+    return items(
+        node,
+        key,
+        (n, k) -> {
+          String p = absolute(n, k);
+          if (!globs && p.matches(".*[*?\\[{].*")) {
+            throw new ConfigException(k + ": must be a plain path, not a glob, was " + p);
+          }
+          return p;
+        });
+  }
+
+  /** Reads one element of a list; {@code key} names it, e.g. {@code resources[0].groups[1]}. */
+  private interface Item<T> {
+    T read(JsonNode node, String key) throws ConfigException;
+  }
+
+  /** Every element of a non-empty list, each read with its own key. */
+  private static <T> List<T> items(JsonNode node, String key, Item<T> item) throws ConfigException {
     JsonNode list = nonEmptyList(node, key);
-    List<String> out = new ArrayList<>();
+    List<T> out = new ArrayList<>(list.size());
     for (int i = 0; i < list.size(); i++) {
-      String p = absolute(list.get(i), key + "[" + i + "]");
-      if (!globs && p.matches(".*[*?\\[{].*")) {
-        throw new ConfigException(key + "[" + i + "]: must be a plain path, not a glob, was " + p);
-      }
-      out.add(p);
+      out.add(item.read(list.get(i), key + "[" + i + "]"));
     }
     return out;
   }

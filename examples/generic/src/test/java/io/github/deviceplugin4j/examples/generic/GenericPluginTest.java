@@ -99,6 +99,12 @@ class GenericPluginTest {
     }
   }
 
+  private void awaitThreeRegistered() {
+    for (String r : List.of(SERIAL, KEY, NIC)) {
+      kubelet.awaitRegistration(r, WAIT);
+    }
+  }
+
   @Test
   void threeGroupsRegisterThreeResourcesAndAllocateAsConfigured() {
     kubelet.awaitDevices(SERIAL, d -> d.size() == 4, WAIT);
@@ -129,9 +135,7 @@ class GenericPluginTest {
 
   @Test
   void aConfigChangeAddsAResourceWithoutReRegisteringTheOthers() throws Exception {
-    for (String r : List.of(SERIAL, KEY, NIC)) {
-      kubelet.awaitRegistration(r, WAIT);
-    }
+    awaitThreeRegistered();
     Mark before = kubelet.mark();
 
     Files.writeString(config, FOUR);
@@ -147,9 +151,7 @@ class GenericPluginTest {
 
   @Test
   void aChangedGroupSendsNewDevicesOnTheSameRegistration() throws Exception {
-    for (String r : List.of(SERIAL, KEY, NIC)) {
-      kubelet.awaitRegistration(r, WAIT);
-    }
+    awaitThreeRegistered();
     kubelet.awaitDevices(SERIAL, d -> d.size() == 4, WAIT);
     Mark before = kubelet.mark();
 
@@ -161,9 +163,7 @@ class GenericPluginTest {
 
   @Test
   void aBrokenConfigIsRefusedNamingTheKeyAndTheOldOneServes() throws Exception {
-    for (String r : List.of(SERIAL, KEY, NIC)) {
-      kubelet.awaitRegistration(r, WAIT);
-    }
+    awaitThreeRegistered();
     kubelet.awaitDevices(KEY, d -> d.size() == 2, WAIT);
     Mark before = kubelet.mark();
 

@@ -66,6 +66,78 @@ public final class AllocationPolicies {
     return AllocationPolicies::spreadChoice;
   }
 
+  /**
+   * For a shared resource ({@link Sharing}): spreads a container's replicas over as many physical
+   * devices as it can, each next replica from the device with the fewest replicas in the answer so
+   * far; among those, the device with the most replicas still free on the node (the least used),
+   * then the kubelet's order. The default of a shared resource.
+   *
+   * @return the policy
+   */
+  public static PreferredAllocator replicasSpread() {
+    return new ReplicaChoice(false);
+  }
+
+  /**
+   * For a shared resource ({@link Sharing#packed()}): fills one physical device's replicas before
+   * the next, starting with the device with the fewest replicas still free on the node (the most
+   * used one), then the kubelet's order, so that whole devices stay free for others.
+   *
+   * @return the policy
+   */
+  public static PreferredAllocator replicasPacked() {
+    return new ReplicaChoice(true);
+  }
+
+  /** Chooses replicas by their physical device ({@link Sharing#deviceId(String)}). */
+  @NonBlocking
+  private static final class ReplicaChoice implements PreferredAllocator {
+    private final boolean pack;
+
+    ReplicaChoice(boolean pack) {
+      this.pack = pack;
+    }
+
+    @Override
+    public List<String> preferredAllocation(PreferredAllocationRequest request) {
+      Choice choice = new Choice(request);
+      Map<String, Integer> chosen = new HashMap<>();
+      Map<String, Integer> free = new HashMap<>();
+      choice.chosen.forEach(d -> chosen.merge(Sharing.deviceId(d.id()), 1, Integer::sum));
+      choice.candidates.forEach(d -> free.merge(Sharing.deviceId(d.id()), 1, Integer::sum));
+      List<Device> left = new ArrayList<>(choice.candidates);
+      for (int needed = choice.needed(); needed > 0 && !left.isEmpty(); needed--) {
+        Device best = null;
+        for (Device d : left) {
+          if (best == null || better(d, best, chosen, free)) {
+            best = d;
+          }
+        }
+        left.remove(best);
+        String device = Sharing.deviceId(best.id());
+        chosen.merge(device, 1, Integer::sum);
+        free.merge(device, -1, Integer::sum);
+        choice.chosen.add(best);
+      }
+      return choice.result();
+    }
+
+    /** Whether {@code a} goes before {@code b}; equal ones keep the kubelet's order. */
+    private boolean better(
+        Device a, Device b, Map<String, Integer> chosen, Map<String, Integer> free) {
+      String da = Sharing.deviceId(a.id());
+      String db = Sharing.deviceId(b.id());
+      int ca = chosen.getOrDefault(da, 0);
+      int cb = chosen.getOrDefault(db, 0);
+      if (ca != cb) {
+        return pack ? ca > cb : ca < cb;
+      }
+      int fa = free.getOrDefault(da, 0);
+      int fb = free.getOrDefault(db, 0);
+      return pack ? fa < fb : fa > fb;
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   private static List<String> numaAlignedChoice(PreferredAllocationRequest request) {

@@ -26,17 +26,22 @@ import java.util.Optional;
  */
 public final class Capabilities {
 
-  private static final Capabilities NONE = new Capabilities(null, null, null);
+  private static final Capabilities NONE = new Capabilities(null, null, null, Sharing.none());
 
   private final Allocator allocator;
   private final PreferredAllocator preferredAllocator;
   private final PreStartHook preStartHook;
+  private final Sharing sharing;
 
   private Capabilities(
-      Allocator allocator, PreferredAllocator preferredAllocator, PreStartHook preStartHook) {
+      Allocator allocator,
+      PreferredAllocator preferredAllocator,
+      PreStartHook preStartHook,
+      Sharing sharing) {
     this.allocator = allocator;
     this.preferredAllocator = preferredAllocator;
     this.preStartHook = preStartHook;
+    this.sharing = sharing;
   }
 
   /**
@@ -84,6 +89,16 @@ public final class Capabilities {
     return Optional.ofNullable(preStartHook);
   }
 
+  /**
+   * How the resource's devices are shared.
+   *
+   * @return the sharing; {@link Sharing#none()} unless set
+   */
+  @Experimental
+  public Sharing sharing() {
+    return sharing;
+  }
+
   @Override
   public String toString() {
     return "Capabilities[allocator="
@@ -92,6 +107,7 @@ public final class Capabilities {
         + (preferredAllocator != null)
         + ", preStartHook="
         + (preStartHook != null)
+        + (sharing.equals(Sharing.none()) ? "" : ", sharing=" + sharing)
         + "]";
   }
 
@@ -100,8 +116,21 @@ public final class Capabilities {
     private Allocator allocator;
     private PreferredAllocator preferredAllocator;
     private PreStartHook preStartHook;
+    private Sharing sharing = Sharing.none();
 
     private Builder() {}
+
+    /**
+     * Advertises every device several times (see {@link Sharing}).
+     *
+     * @param value the sharing
+     * @return this builder
+     */
+    @Experimental
+    public Builder sharing(Sharing value) {
+      this.sharing = Objects.requireNonNull(value, "sharing");
+      return this;
+    }
 
     /**
      * Answers Allocate with this allocator (see {@link Allocator}).
@@ -144,7 +173,7 @@ public final class Capabilities {
      * @return an immutable value
      */
     public Capabilities build() {
-      return new Capabilities(allocator, preferredAllocator, preStartHook);
+      return new Capabilities(allocator, preferredAllocator, preStartHook, sharing);
     }
   }
 }

@@ -6,6 +6,7 @@ import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.EngineConfig;
 import io.github.deviceplugin4j.core.internal.HostEngine;
 import io.github.deviceplugin4j.core.internal.HttpEndpoint;
+import io.github.deviceplugin4j.core.internal.RenamedBackend;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.StopSignals;
 import io.grpc.ServerInterceptor;
@@ -310,9 +311,46 @@ public final class DevicePluginHost implements AutoCloseable {
      * @return this builder
      */
     public Builder backend(DeviceBackend backend, Capabilities capabilities) {
-      backends.add(Objects.requireNonNull(backend, "backend"));
-      this.capabilities.add(Objects.requireNonNull(capabilities, "capabilities"));
+      Objects.requireNonNull(backend, "backend");
+      Objects.requireNonNull(capabilities, "capabilities");
+      if (capabilities.sharing().isRenamed()) {
+        // The wrapper implements no capability: the backend's own are handed over here.
+        Capabilities.Builder own = Capabilities.builder().sharing(capabilities.sharing());
+        capabilities
+            .allocator()
+            .or(() -> Optional.ofNullable(backend instanceof Allocator a ? a : null))
+            .ifPresent(own::allocator);
+        capabilities
+            .preferredAllocator()
+            .or(() -> Optional.ofNullable(backend instanceof PreferredAllocator p ? p : null))
+            .ifPresent(own::preferredAllocator);
+        capabilities
+            .preStartHook()
+            .or(() -> Optional.ofNullable(backend instanceof PreStartHook h ? h : null))
+            .ifPresent(own::preStartHook);
+        backends.add(new RenamedBackend(backend, capabilities.sharing()));
+        this.capabilities.add(own.build());
+      } else {
+        backends.add(backend);
+        this.capabilities.add(capabilities);
+      }
       return this;
+    }
+
+    /**
+     * Adds a resource whose devices are each advertised several times (see {@link Sharing}).
+     *
+     * <pre>{@code
+     * builder.backend(new SerialBackend(), Sharing.replicas(4).renamed());
+     * }</pre>
+     *
+     * @param backend the backend
+     * @param sharing how its devices are shared
+     * @return this builder
+     */
+    @Experimental
+    public Builder backend(DeviceBackend backend, Sharing sharing) {
+      return backend(backend, Capabilities.builder().sharing(sharing).build());
     }
 
     /**

@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.core.internal;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.Health;
 import io.github.deviceplugin4j.core.InvalidBackendDataException;
+import io.github.deviceplugin4j.core.Sharing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -70,6 +71,7 @@ public final class DeviceState {
   private final Events events;
   private final String resource;
   private final Observers observers;
+  private final Sharing sharing;
   private final AtomicReference<List<Device>> pending = new AtomicReference<>();
   private final AtomicLong sequence = new AtomicLong();
   private final Set<Subscriber<?>> subscribers = ConcurrentHashMap.newKeySet();
@@ -119,6 +121,33 @@ public final class DeviceState {
       Events events,
       String resource,
       Observers observers) {
+    this(adapters, serial, timer, window, maxMessageBytes, events, resource, observers, null);
+  }
+
+  /**
+   * A device state whose streams are observed and whose devices may be shared.
+   *
+   * @param adapters every API version served
+   * @param serial where snapshots are processed, one at a time
+   * @param timer delays processing within the coalescing window
+   * @param window the coalescing window
+   * @param maxMessageBytes the largest ListAndWatch message allowed
+   * @param events where to report
+   * @param resource the resource name, for the observers
+   * @param observers told about streams and device lists sent
+   * @param sharing how devices are advertised; null for not shared
+   */
+  public DeviceState(
+      List<ApiAdapter> adapters,
+      Executor serial,
+      ScheduledExecutorService timer,
+      Duration window,
+      int maxMessageBytes,
+      Events events,
+      String resource,
+      Observers observers,
+      Sharing sharing) {
+    this.sharing = sharing == null ? Sharing.none() : sharing;
     this.resource = resource;
     this.observers = observers;
     this.adapters = List.copyOf(adapters);
@@ -256,8 +285,8 @@ public final class DeviceState {
   }
 
   /**
-   * The health changes between two lists, one text per device: {@code device "gpu1": Healthy ->
-   * Unhealthy (ECC errors)}.
+   * The health changes between two lists, one text per physical device (not per replica): {@code
+   * device "gpu1": Healthy -> Unhealthy (ECC errors)}.
    *
    * @param previous the list before
    * @param next the list now
@@ -265,8 +294,9 @@ public final class DeviceState {
    */
   static List<String> healthChanges(Snapshot previous, Snapshot next) {
     List<String> lines = new ArrayList<>();
-    Map<String, Device> before = previous.byId();
-    for (Device d : next.devices()) {
+    Map<String, Device> before = new java.util.HashMap<>();
+    previous.physical().forEach(d -> before.put(d.id(), d));
+    for (Device d : next.physical()) {
       Device old = before.get(d.id());
       Health was = old == null ? null : old.health();
       if (was == d.health() || (was == null && d.isHealthy())) {
@@ -286,14 +316,17 @@ public final class DeviceState {
 
   private synchronized void apply(List<Device> raw) {
     Validation.DeviceCheck check = Validation.checkDevices(raw);
-    if (!check.problems().isEmpty()) {
-      events.invalidDevices(new InvalidBackendDataException("devices", check.problems()));
+    Validation.DeviceCheck replicas = Validation.checkReplicaIds(check.accepted(), sharing);
+    if (!check.problems().isEmpty() || !replicas.problems().isEmpty()) {
+      List<String> problems = new ArrayList<>(check.problems());
+      problems.addAll(replicas.problems());
+      events.invalidDevices(new InvalidBackendDataException("devices", problems));
     }
     Snapshot previous = current;
-    if (check.accepted().equals(previous.devices()) && previous.sequence() > 0) {
+    if (replicas.accepted().equals(previous.physical()) && previous.sequence() > 0) {
       return;
     }
-    Snapshot next = Snapshot.of(sequence.incrementAndGet(), check.accepted(), adapters);
+    Snapshot next = Snapshot.of(sequence.incrementAndGet(), replicas.accepted(), sharing, adapters);
     if (next.maxEncodedSize() > maxMessageBytes) {
       events.tooLarge(
           new InvalidBackendDataException(

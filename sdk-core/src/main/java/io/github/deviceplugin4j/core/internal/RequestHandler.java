@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.core.internal;
 
+import io.github.deviceplugin4j.core.AllocationPolicies;
 import io.github.deviceplugin4j.core.AllocationRequest;
 import io.github.deviceplugin4j.core.Allocator;
 import io.github.deviceplugin4j.core.BackendException;
@@ -15,6 +16,7 @@ import io.github.deviceplugin4j.core.PreStartHook;
 import io.github.deviceplugin4j.core.PreStartRequest;
 import io.github.deviceplugin4j.core.PreferredAllocationRequest;
 import io.github.deviceplugin4j.core.PreferredAllocator;
+import io.github.deviceplugin4j.core.Sharing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -66,6 +68,7 @@ public final class RequestHandler {
   private final Allocator allocator;
   private final PreferredAllocator preferredAllocator;
   private final PreStartHook preStartHook;
+  private final Sharing sharing;
   private final boolean allocatorInline;
   private final boolean preferredInline;
   private final boolean preStartInline;
@@ -122,10 +125,11 @@ public final class RequestHandler {
     this.resource = resource;
     this.state = state;
     this.allocator = capabilities.allocator().orElse(backend instanceof Allocator a ? a : null);
+    this.sharing = capabilities.sharing();
     this.preferredAllocator =
         capabilities
             .preferredAllocator()
-            .orElse(backend instanceof PreferredAllocator p ? p : null);
+            .orElse(backend instanceof PreferredAllocator p ? p : sharingPolicy(sharing));
     this.preStartHook =
         capabilities.preStartHook().orElse(backend instanceof PreStartHook h ? h : null);
     this.allocatorInline =
@@ -142,6 +146,16 @@ public final class RequestHandler {
     this.timer = timer;
     this.deadlines = deadlines;
     this.errors = errors;
+  }
+
+  /** A shared resource's default preferred allocation; null when not shared. */
+  private static PreferredAllocator sharingPolicy(Sharing sharing) {
+    if (!sharing.isShared()) {
+      return null;
+    }
+    return sharing.isPacked()
+        ? AllocationPolicies.replicasPacked()
+        : AllocationPolicies.replicasSpread();
   }
 
   /**
@@ -176,7 +190,7 @@ public final class RequestHandler {
 
   /**
    * Whether the kubelet may call GetPreferredAllocation: the backend implements {@link
-   * PreferredAllocator}.
+   * PreferredAllocator}, or the resource is shared.
    *
    * @return the advertised option
    */
@@ -212,9 +226,12 @@ public final class RequestHandler {
       Snapshot snapshot = state.current();
       requests = new ArrayList<>(containers.size());
       for (int i = 0; i < containers.size(); i++) {
+        String what = "Allocate container request " + i;
         List<Device> devices =
-            Validation.resolve(
-                "Allocate container request " + i, resource, containers.get(i), snapshot, true);
+            physical(
+                what,
+                Validation.resolve(what, resource, containers.get(i), snapshot, true),
+                snapshot);
         requests.add(new AllocationRequest(resource, devices, merged(devices)));
       }
     } catch (DevicePluginException e) {
@@ -250,6 +267,43 @@ public final class RequestHandler {
           }
           return answers;
         });
+  }
+
+  /**
+   * The physical devices of the replicas a container was given, each once, in request order; the
+   * devices themselves when not shared.
+   *
+   * @throws InvalidRequestException for more than one replica when a container may have only one
+   */
+  private List<Device> physical(String what, List<Device> advertised, Snapshot snapshot) {
+    if (!sharing.isShared()) {
+      return advertised;
+    }
+    if (sharing.isOneReplicaPerContainer() && advertised.size() > 1) {
+      List<String> ids = advertised.stream().map(Device::id).toList();
+      throw new InvalidRequestException(
+          what
+              + " for "
+              + resource
+              + " asks for "
+              + advertised.size()
+              + " replicas "
+              + Validation.quote(ids)
+              + ", but this resource gives a container at most one replica"
+              + " (Sharing.oneReplicaPerContainer()): request 1 in the pod's resources",
+          ids);
+    }
+    return distinctPhysical(advertised, snapshot);
+  }
+
+  /** The physical device of each known replica, each device once, in the replicas' order. */
+  private static List<Device> distinctPhysical(List<Device> replicas, Snapshot snapshot) {
+    Map<String, Device> devices = new java.util.LinkedHashMap<>();
+    for (Device replica : replicas) {
+      Device d = snapshot.physicalOf(replica.id());
+      devices.putIfAbsent(d.id(), d);
+    }
+    return new ArrayList<>(devices.values());
   }
 
   /** The devices' own allocations merged; one device's is its own, as declared, with no copy. */
@@ -502,7 +556,8 @@ public final class RequestHandler {
    * Runs the pre-start hook for a container's devices. Only malformed requests are refused (no IDs,
    * an empty, over-long or control-character ID, a repeated ID): the kubelet calls this before
    * every container start, never checks health and cannot recover from a refusal, so unhealthy and
-   * unknown devices reach the hook, which alone may refuse. Without a hook it succeeds.
+   * unknown devices reach the hook, which alone may refuse. Without a hook it succeeds. Replicas of
+   * a shared resource reach the hook as their physical devices, each once.
    *
    * @param ids the devices
    * @return completes when the hook succeeded
@@ -534,7 +589,8 @@ public final class RequestHandler {
     if (ids.isEmpty()) {
       throw new InvalidRequestException(what + " for " + resource + " names no devices", List.of());
     }
-    Map<String, Device> byId = state.current().byId();
+    Snapshot snapshot = state.current();
+    Map<String, Device> byId = snapshot.byId();
     List<Device> devices = new ArrayList<>(ids.size());
     List<String> unknown = List.of();
     Set<String> seen = ids.size() == 1 ? null : new HashSet<>(ids.size() * 2);
@@ -559,6 +615,9 @@ public final class RequestHandler {
         unknown = unknown.isEmpty() ? new ArrayList<>() : unknown;
         unknown.add(id);
       }
+    }
+    if (sharing.isShared()) {
+      devices = distinctPhysical(devices, snapshot);
     }
     if (malformed != null) {
       throw new InvalidRequestException(

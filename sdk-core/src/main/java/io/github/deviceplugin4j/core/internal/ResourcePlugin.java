@@ -92,7 +92,8 @@ public final class ResourcePlugin implements PluginEndpoint {
             config.maxMessageBytes(),
             new DeviceEvents(),
             name,
-            shared.observers());
+            shared.observers(),
+            capabilities.sharing());
     this.requests =
         new RequestHandler(
             name,

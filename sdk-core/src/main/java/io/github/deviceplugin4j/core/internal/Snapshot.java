@@ -2,6 +2,8 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.Health;
+import io.github.deviceplugin4j.core.Sharing;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,7 +11,8 @@ import java.util.Map;
 
 /**
  * One validated device list as the kubelet sees it, with its wire messages encoded once for every
- * API version and their size computed once.
+ * API version and their size computed once. With {@link Sharing}, the kubelet sees replicas: the
+ * snapshot keeps the physical devices they stand for.
  */
 public final class Snapshot {
 
@@ -17,6 +20,8 @@ public final class Snapshot {
   private record WireView(Health health, List<Integer> numaNodes) {}
 
   private final long sequence;
+  private final List<Device> physical;
+  private final Map<String, Device> physicalOf;
   private final List<Device> devices;
   private final Map<String, Device> byId;
   private final Map<String, WireView> wireView;
@@ -25,9 +30,32 @@ public final class Snapshot {
   private final int maxEncodedSize;
   private final int healthy;
 
-  private Snapshot(long sequence, List<Device> devices, List<ApiAdapter> adapters) {
+  private Snapshot(
+      long sequence, List<Device> physical, Sharing sharing, List<ApiAdapter> adapters) {
     this.sequence = sequence;
-    this.devices = List.copyOf(devices);
+    this.physical = List.copyOf(physical);
+    if (sharing.isShared()) {
+      List<Device> replicas = new ArrayList<>(this.physical.size() * sharing.replicas());
+      Map<String, Device> of = new HashMap<>();
+      for (Device d : this.physical) {
+        for (int k = 0; k < sharing.replicas(); k++) {
+          Device r =
+              new Device(
+                  Sharing.replicaId(d.id(), k),
+                  d.health(),
+                  d.numaNodes(),
+                  d.allocation(),
+                  d.unhealthyReason());
+          replicas.add(r);
+          of.put(r.id(), d);
+        }
+      }
+      this.devices = List.copyOf(replicas);
+      this.physicalOf = of;
+    } else {
+      this.devices = this.physical;
+      this.physicalOf = null;
+    }
     Map<String, Device> ids = new LinkedHashMap<>();
     Map<String, WireView> view = new HashMap<>();
     int h = 0;
@@ -67,7 +95,41 @@ public final class Snapshot {
    * @return the snapshot
    */
   public static Snapshot of(long sequence, List<Device> devices, List<ApiAdapter> adapters) {
-    return new Snapshot(sequence, devices, adapters);
+    return new Snapshot(sequence, devices, Sharing.none(), adapters);
+  }
+
+  /**
+   * Builds a snapshot of validated physical devices, advertised as their replicas when shared.
+   *
+   * @param sequence increasing number
+   * @param physical validated devices, IDs unique, replica IDs within the kubelet's limit
+   * @param sharing how the devices are shared
+   * @param adapters every API version served
+   * @return the snapshot
+   */
+  public static Snapshot of(
+      long sequence, List<Device> physical, Sharing sharing, List<ApiAdapter> adapters) {
+    return new Snapshot(sequence, physical, sharing, adapters);
+  }
+
+  /**
+   * The devices the backend published (validated), in publication order; the same as {@link
+   * #devices()} unless shared.
+   *
+   * @return the physical devices
+   */
+  public List<Device> physical() {
+    return physical;
+  }
+
+  /**
+   * The physical device an advertised device stands for.
+   *
+   * @param id an ID the kubelet sent
+   * @return the physical device (the device itself when not shared), or null when unknown
+   */
+  public Device physicalOf(String id) {
+    return physicalOf == null ? byId.get(id) : physicalOf.get(id);
   }
 
   /**
@@ -80,7 +142,7 @@ public final class Snapshot {
   }
 
   /**
-   * The devices in publication order.
+   * The devices the kubelet sees (replicas when shared), in publication order.
    *
    * @return devices
    */

@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.DeviceUnavailableException;
 import io.github.deviceplugin4j.core.InvalidRequestException;
 import io.github.deviceplugin4j.core.Mount;
+import io.github.deviceplugin4j.core.Sharing;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -116,6 +117,44 @@ public final class Validation {
     return clean.length() <= Device.MAX_REASON
         ? clean
         : clean.substring(0, Device.MAX_REASON - 3) + "...";
+  }
+
+  /**
+   * Drops the devices whose replica IDs would be longer than the kubelet allows.
+   *
+   * @param devices validated devices
+   * @param sharing how they are shared
+   * @return the devices kept, and one problem per device dropped, naming it and what to do
+   */
+  public static DeviceCheck checkReplicaIds(List<Device> devices, Sharing sharing) {
+    if (!sharing.isShared()) {
+      return new DeviceCheck(devices, List.of());
+    }
+    String last = Sharing.replicaId("", sharing.replicas() - 1);
+    int longest = MAX_DEVICE_ID - last.length();
+    List<Device> kept = new ArrayList<>(devices.size());
+    List<String> problems = new ArrayList<>();
+    for (Device d : devices) {
+      if (d.id().length() > longest) {
+        problems.add(
+            "device \""
+                + d.id()
+                + "\" dropped: shared "
+                + sharing.replicas()
+                + " times, its last replica ID \""
+                + Sharing.replicaId(d.id(), sharing.replicas() - 1)
+                + "\" is over the kubelet's "
+                + MAX_DEVICE_ID
+                + " characters; keep device IDs under "
+                + (longest + 1)
+                + " characters or share fewer times");
+      } else {
+        kept.add(d);
+      }
+    }
+    return problems.isEmpty()
+        ? new DeviceCheck(devices, List.of())
+        : new DeviceCheck(kept, problems);
   }
 
   /**

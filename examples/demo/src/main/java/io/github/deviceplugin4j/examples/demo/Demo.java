@@ -11,6 +11,7 @@ import io.github.deviceplugin4j.examples.fixtures.SriovFixture;
 import io.github.deviceplugin4j.examples.fixtures.SysfsTree;
 import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import io.github.deviceplugin4j.examples.fpga.FpgaConfig;
+import io.github.deviceplugin4j.examples.generic.GenericPlugin;
 import io.github.deviceplugin4j.examples.infiniband.InfinibandBackend;
 import io.github.deviceplugin4j.examples.infiniband.InfinibandConfig;
 import io.github.deviceplugin4j.examples.nic.NicBackend;
@@ -222,7 +223,8 @@ public final class Demo {
         builder.backend(b);
         resources.add(b.resourceName());
       }
-      builder.backend(new InfinibandBackend(ibConfig)).backend(new InfinibandBackend(ibShared));
+      InfinibandBackend sharedHcas = new InfinibandBackend(ibShared);
+      builder.backend(new InfinibandBackend(ibConfig)).backend(sharedHcas, sharedHcas.sharing());
       resources.add(ibConfig.resourceName());
       resources.add(ibShared.resourceName());
       // The kubelet sees a registration before the plugin has its answer: host.status() after the
@@ -321,6 +323,41 @@ public final class Demo {
             "PreStartContainer called " + preStarts + " time(s): the FPGA pre-start check passed");
 
         metricLines(host, fpgaRes);
+
+        // The generic plugin: no code, a file with a serial-port group shared 2x.
+        tree.deviceNode("ttyUSB0");
+        Path genericFile = Files.createDirectories(work.resolve("generic")).resolve("config.yaml");
+        Files.writeString(
+            genericFile,
+            "resources:\n  - name: serial\n    count: 2\n"
+                + "    groups:\n      - paths: [\"/dev/ttyUSB*\"]\n");
+        step("generic", "config " + genericFile.getFileName() + ": /dev/ttyUSB* shared 2x");
+        try (GenericPlugin generic =
+            GenericPlugin.start(
+                genericFile,
+                root,
+                POLL,
+                b -> b.pluginDir(kubelet.pluginDir()).registrationMode(RegistrationMode.LEGACY))) {
+          String serialRes = "generic.example.com/serial";
+          List<DeviceState> replicas = kubelet.awaitDevices(serialRes, d -> d.size() == 2, WAIT);
+          step(
+              "kubelet",
+              serialRes
+                  + ": "
+                  + replicas.stream()
+                      .map(DeviceState::id)
+                      .sorted()
+                      .collect(Collectors.joining(", ")));
+          Allocation serial =
+              kubelet.allocate(
+                  PodRequest.devices(serialRes, "ttyUSB0::0", "ttyUSB0::1")
+                      .withPod("demo", "serial-app", "uid-serial-app"));
+          allocationLines("serial-app", serial);
+          detail(
+              "two replicas of one port: its device node given once ("
+                  + generic.config().resources().get(0).sharing()
+                  + ")");
+        }
 
         // 6. A device failing and recovering: the PF's link goes down, then up.
         nic.linkState("ens1f0", false);

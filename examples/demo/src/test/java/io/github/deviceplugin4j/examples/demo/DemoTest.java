@@ -33,6 +33,8 @@ class DemoTest {
         .contains("kept the container on NUMA 1 ")
         .contains("device /dev/dfl-port.")
         .contains("the FPGA pre-start check passed")
+        .contains("generic.example.com/serial: ttyUSB0::0, ttyUSB0::1")
+        .contains("device /dev/ttyUSB0 (rw)")
         .contains(
             "deviceplugin4j_rpc_seconds_count{code=\"OK\",method=\"Allocate\","
                 + "resource=\"fpga.example.com/af-"

@@ -6,6 +6,7 @@ import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.Health;
 import io.github.deviceplugin4j.core.PreferredAllocationRequest;
 import io.github.deviceplugin4j.core.PreferredAllocator;
+import io.github.deviceplugin4j.core.Sharing;
 import io.github.deviceplugin4j.examples.common.HealthLog;
 import io.github.deviceplugin4j.examples.common.SysfsBackend;
 import java.util.ArrayList;
@@ -15,9 +16,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * RDMA HCAs as one resource, in one of two modes: exclusive (device ID = HCA name, a container gets
- * whole HCAs) or shared ({@code slots} devices per HCA, IDs {@code <hca>-slot<k>}, as the shared
- * RDMA device plugins do).
+ * RDMA HCAs as one resource, one device per HCA (device ID = HCA name), in one of two modes:
+ * exclusive (a container gets whole HCAs) or shared ({@code slots} replicas per HCA through the
+ * core's {@link Sharing}, IDs {@code <hca>::<k>}, as the shared RDMA device plugins do; see {@link
+ * #sharing()}).
  *
  * <p>Every device gives the container its HCA's {@code /dev/infiniband/uverbsN} and {@code umadN}
  * nodes plus {@code /dev/infiniband/rdma_cm} (read-write), and the variable {@code RDMA_DEVICES}
@@ -29,9 +31,8 @@ import org.slf4j.LoggerFactory;
  * examples/common}).
  *
  * <pre>{@code
- * DevicePluginHost.builder()
- *     .backend(new InfinibandBackend(InfinibandConfig.shared(Path.of("/"), 8)))
- *     .run();
+ * InfinibandBackend backend = new InfinibandBackend(InfinibandConfig.shared(Path.of("/"), 8));
+ * DevicePluginHost.builder().backend(backend, backend.sharing()).run();
  * }</pre>
  */
 public final class InfinibandBackend extends SysfsBackend implements PreferredAllocator {
@@ -61,15 +62,21 @@ public final class InfinibandBackend extends SysfsBackend implements PreferredAl
     List<Device> devices = new ArrayList<>();
     for (Hca hca : scan.hcas()) {
       health.update(hca.name(), hca.unhealthyReason());
-      if (config.mode() == InfinibandConfig.Mode.EXCLUSIVE) {
-        devices.add(toDevice(hca.name(), hca));
-      } else {
-        for (int slot = 0; slot < config.slots(); slot++) {
-          devices.add(toDevice(hca.name() + "-slot" + slot, hca));
-        }
-      }
+      devices.add(toDevice(hca.name(), hca));
     }
     return devices;
+  }
+
+  /**
+   * How the host advertises the HCAs: once each in exclusive mode, {@code slots} replicas each in
+   * shared mode. Pass it with the backend: {@code builder.backend(backend, backend.sharing())}.
+   *
+   * @return the sharing of this resource
+   */
+  public Sharing sharing() {
+    return config.mode() == InfinibandConfig.Mode.SHARED
+        ? Sharing.replicas(config.slots())
+        : Sharing.none();
   }
 
   private static Device toDevice(String id, Hca hca) {
@@ -80,7 +87,10 @@ public final class InfinibandBackend extends SysfsBackend implements PreferredAl
     return b.build();
   }
 
-  /** Prefers devices on as few NUMA nodes as possible, then the kubelet's order. */
+  /**
+   * Prefers devices on as few NUMA nodes as possible, then the kubelet's order; in shared mode the
+   * devices are replicas, each with its HCA's NUMA node.
+   */
   @Override
   public List<String> preferredAllocation(PreferredAllocationRequest request) throws Exception {
     return policy.preferredAllocation(request);

@@ -19,9 +19,10 @@ public final class InfinibandPlugin {
    */
   public static void main(String[] args) {
     InfinibandConfig config = InfinibandConfig.parse(args, System.getenv());
+    InfinibandBackend backend = new InfinibandBackend(config);
     DevicePluginHost.Builder host =
         DevicePluginHost.builder()
-            .backend(new InfinibandBackend(config))
+            .backend(backend, backend.sharing())
             .listener(new ReadinessFile(config.readyFile(), List.of(config.resourceName())));
     PluginMetrics.enable(host, config.metricsAddress());
     host.run();

@@ -47,7 +47,9 @@ class InfinibandPluginTest {
             InfinibandConfig.shared(root, 3)
                 .withPollInterval(hour)
                 .withHcas(List.of("mlx5_0", "mlx5_2")));
-    plugin = PluginUnderTest.start(run, List.of(exclusive, shared));
+    plugin =
+        PluginUnderTest.start(
+            run, b -> b.backend(exclusive, exclusive.sharing()).backend(shared, shared.sharing()));
     kubelet = plugin.kubelet();
   }
 
@@ -74,18 +76,13 @@ class InfinibandPluginTest {
   }
 
   @Test
-  void sharedModeHasSlotsPerHca() {
+  void sharedModeHasSlotsPerHcaAsCoreReplicas() {
     List<DeviceState> devices = kubelet.awaitDevices(SHARED, d -> d.size() == 6, WAIT);
 
     assertThat(devices)
         .extracting(DeviceState::id)
         .containsExactlyInAnyOrder(
-            "mlx5_0-slot0",
-            "mlx5_0-slot1",
-            "mlx5_0-slot2",
-            "mlx5_2-slot0",
-            "mlx5_2-slot1",
-            "mlx5_2-slot2");
+            "mlx5_0::0", "mlx5_0::1", "mlx5_0::2", "mlx5_2::0", "mlx5_2::1", "mlx5_2::2");
   }
 
   @Test
@@ -128,15 +125,27 @@ class InfinibandPluginTest {
     exclusive.rescan();
 
     kubelet.awaitDevices(
-        SHARED,
-        d -> unhealthy(d).equals(Set.of("mlx5_2-slot0", "mlx5_2-slot1", "mlx5_2-slot2")),
-        WAIT);
+        SHARED, d -> unhealthy(d).equals(Set.of("mlx5_2::0", "mlx5_2::1", "mlx5_2::2")), WAIT);
     kubelet.awaitDevices(EXCLUSIVE, d -> unhealthy(d).equals(Set.of("mlx5_2")), WAIT);
     assertThat(kubelet.allocatable(SHARED)).isEqualTo(3);
 
     t.ib.portState("mlx5_2", 1, InfinibandFixture.ACTIVE);
     shared.rescan();
     kubelet.awaitDevices(SHARED, d -> unhealthy(d).isEmpty(), WAIT);
+  }
+
+  @Test
+  void twoSlotsOfOneHcaGiveItsNodesOnce() {
+    kubelet.awaitDevices(SHARED, d -> d.size() == 6, WAIT);
+
+    Allocation a = kubelet.allocate(SHARED, "mlx5_2::0", "mlx5_2::1");
+
+    assertThat(a.problems()).isEmpty();
+    assertThat(a.devices())
+        .extracting(DeviceSpec::containerPath)
+        .doesNotHaveDuplicates()
+        .contains("/dev/infiniband/rdma_cm");
+    assertThat(a.envs()).containsEntry("RDMA_DEVICES", "mlx5_2");
   }
 
   @Test

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * Backends served by a {@link DevicePluginHost} to a {@link FakeKubelet}, over real Unix sockets in
@@ -47,13 +48,28 @@ public final class PluginUnderTest implements AutoCloseable {
    */
   public static PluginUnderTest start(
       Path dir, List<? extends DeviceBackend> backends, PluginListener... listeners) {
+    return start(dir, b -> backends.forEach(b::backend), listeners);
+  }
+
+  /**
+   * Starts the fake kubelet on {@code <dir>/dp}, then a host serving what {@code backends} adds to
+   * its builder (for backends given with a {@code Sharing} or {@code Capabilities}).
+   *
+   * @param dir a short directory (Unix socket paths are limited to 107 bytes), e.g. a JUnit
+   *     {@code @TempDir}
+   * @param backends adds the backends to the builder, e.g. {@code b -> b.backend(x, sharing)}
+   * @param listeners listeners to add to the host
+   * @return both, running; registration follows asynchronously
+   */
+  public static PluginUnderTest start(
+      Path dir, Consumer<DevicePluginHost.Builder> backends, PluginListener... listeners) {
     FakeKubelet kubelet = FakeKubelet.start(Objects.requireNonNull(dir, "dir").resolve("dp"));
     try {
       DevicePluginHost.Builder b =
           DevicePluginHost.builder()
               .pluginDir(kubelet.pluginDir())
               .registrationMode(RegistrationMode.LEGACY);
-      backends.forEach(b::backend);
+      backends.accept(b);
       for (PluginListener l : listeners) {
         b.listener(l);
       }

@@ -42,15 +42,6 @@ final class ConnectionGate implements InternalProtocolNegotiator.ProtocolNegotia
     this.refusals = new RateLimitedLog(LOG, TransportLimits.LOG_PERIOD);
   }
 
-  /**
-   * Connections open now.
-   *
-   * @return the count
-   */
-  int open() {
-    return open.get();
-  }
-
   @Override
   public AsciiString scheme() {
     return plaintext.scheme();

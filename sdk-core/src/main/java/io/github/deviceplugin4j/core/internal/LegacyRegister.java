@@ -2,14 +2,11 @@ package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationException;
-import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import java.net.ConnectException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -157,35 +154,11 @@ final class LegacyRegister {
   private CompletableFuture<byte[]> call(String method, byte[] request) {
     CompletableFuture<byte[]> result = new CompletableFuture<>();
     ManagedChannel channel = UdsChannels.open(kubeletSocket, shared.group());
-    Duration deadline = shared.config().registerDeadline();
+    result.whenComplete((answer, error) -> channel.shutdownNow());
     ClientCall<byte[], byte[]> call =
-        channel.newCall(
-            UdsChannels.unary(method),
-            CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS));
+        UdsChannels.start(
+            channel, method, request, shared.config().registerDeadline().toNanos(), result);
     current = call;
-    call.start(
-        new ClientCall.Listener<>() {
-          private byte[] response;
-
-          @Override
-          public void onMessage(byte[] message) {
-            response = message;
-          }
-
-          @Override
-          public void onClose(Status status, Metadata trailers) {
-            channel.shutdownNow();
-            if (status.isOk()) {
-              result.complete(response);
-            } else {
-              result.completeExceptionally(status.asRuntimeException(trailers));
-            }
-          }
-        },
-        new Metadata());
-    call.sendMessage(request);
-    call.halfClose();
-    call.request(2);
     if (cancelled) {
       call.cancel("the plugin is stopping", null);
     }

@@ -1,11 +1,16 @@
 package io.github.deviceplugin4j.core.internal;
 
-import io.netty.util.internal.logging.AbstractInternalLogger;
+import io.netty.util.internal.logging.InternalLogLevel;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import org.slf4j.LoggerFactory;
+import org.slf4j.helpers.FormattingTuple;
 import org.slf4j.helpers.MessageFormatter;
 
 /**
@@ -48,8 +53,8 @@ final class NettyTransportLoggers extends InternalLoggerFactory {
     }
   }
 
-  private static java.util.List<String> toList(Iterable<String> names) {
-    java.util.List<String> out = new java.util.ArrayList<>();
+  private static List<String> toList(Iterable<String> names) {
+    List<String> out = new ArrayList<>();
     names.forEach(out::add);
     return out;
   }
@@ -62,182 +67,58 @@ final class NettyTransportLoggers extends InternalLoggerFactory {
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot make Netty's logger " + name, e);
     }
-    return names.contains(name) ? new Limited(real) : real;
+    if (!names.contains(name)) {
+      return real;
+    }
+    return (InternalLogger)
+        Proxy.newProxyInstance(
+            InternalLogger.class.getClassLoader(),
+            new Class<?>[] {InternalLogger.class},
+            (proxy, method, args) -> {
+              Boolean warn = limitedLevel(method.getName(), args);
+              if (warn == null) {
+                return method.invoke(real, args);
+              }
+              emit(name, warn, args);
+              return null;
+            });
   }
 
-  /** Trace and debug as they are; INFO, WARN and ERROR through {@link TransportLogs#emit}. */
-  private static final class Limited extends AbstractInternalLogger {
-    private static final long serialVersionUID = 1L;
-    private final transient InternalLogger real;
-
-    Limited(InternalLogger real) {
-      super(real.name());
-      this.real = real;
+  /**
+   * Whether a call to Netty's logger logs at a rate-limited level: TRUE for WARN and ERROR, FALSE
+   * for INFO, null for anything else (trace, debug, the {@code is...Enabled} checks).
+   */
+  private static Boolean limitedLevel(String method, Object[] args) {
+    String level = method;
+    if (method.equals("log") && args != null && args[0] instanceof InternalLogLevel l) {
+      level = l.name().toLowerCase(java.util.Locale.ROOT);
     }
+    return switch (level) {
+      case "info" -> Boolean.FALSE;
+      case "warn", "error" -> Boolean.TRUE;
+      default -> null;
+    };
+  }
 
-    private void emit(boolean warn, String format, Object[] args, Throwable cause) {
-      Throwable t = cause;
-      String text;
-      if (args == null) {
-        text = format;
-      } else {
-        org.slf4j.helpers.FormattingTuple f = MessageFormatter.arrayFormat(format, args);
-        text = f.getMessage();
-        if (t == null) {
-          t = f.getThrowable();
-        }
-      }
-      TransportLogs.emit(name(), String.valueOf(format), String.valueOf(text), t, warn);
+  /** One of Netty's logging calls (message, arguments, maybe a cause) through the rate limit. */
+  private static void emit(String logger, boolean warn, Object[] args) {
+    List<Object> rest = new ArrayList<>(Arrays.asList(args));
+    if (!rest.isEmpty() && rest.get(0) instanceof InternalLogLevel) {
+      rest.remove(0);
     }
-
-    @Override
-    public boolean isTraceEnabled() {
-      return real.isTraceEnabled();
+    String format =
+        !rest.isEmpty() && rest.get(0) instanceof String f ? f : "Unexpected exception:";
+    if (!rest.isEmpty() && rest.get(0) instanceof String) {
+      rest.remove(0);
     }
-
-    @Override
-    public void trace(String msg) {
-      real.trace(msg);
+    if (rest.size() == 1 && rest.get(0) instanceof Object[] varargs) {
+      rest = new ArrayList<>(Arrays.asList(varargs));
     }
-
-    @Override
-    public void trace(String format, Object arg) {
-      real.trace(format, arg);
+    FormattingTuple f = MessageFormatter.arrayFormat(format, rest.toArray());
+    Throwable cause = f.getThrowable();
+    if (cause == null && !rest.isEmpty() && rest.get(rest.size() - 1) instanceof Throwable t) {
+      cause = t;
     }
-
-    @Override
-    public void trace(String format, Object argA, Object argB) {
-      real.trace(format, argA, argB);
-    }
-
-    @Override
-    public void trace(String format, Object... arguments) {
-      real.trace(format, arguments);
-    }
-
-    @Override
-    public void trace(String msg, Throwable t) {
-      real.trace(msg, t);
-    }
-
-    @Override
-    public boolean isDebugEnabled() {
-      return real.isDebugEnabled();
-    }
-
-    @Override
-    public void debug(String msg) {
-      real.debug(msg);
-    }
-
-    @Override
-    public void debug(String format, Object arg) {
-      real.debug(format, arg);
-    }
-
-    @Override
-    public void debug(String format, Object argA, Object argB) {
-      real.debug(format, argA, argB);
-    }
-
-    @Override
-    public void debug(String format, Object... arguments) {
-      real.debug(format, arguments);
-    }
-
-    @Override
-    public void debug(String msg, Throwable t) {
-      real.debug(msg, t);
-    }
-
-    @Override
-    public boolean isInfoEnabled() {
-      return real.isInfoEnabled();
-    }
-
-    @Override
-    public void info(String msg) {
-      emit(false, msg, null, null);
-    }
-
-    @Override
-    public void info(String format, Object arg) {
-      emit(false, format, new Object[] {arg}, null);
-    }
-
-    @Override
-    public void info(String format, Object argA, Object argB) {
-      emit(false, format, new Object[] {argA, argB}, null);
-    }
-
-    @Override
-    public void info(String format, Object... arguments) {
-      emit(false, format, arguments, null);
-    }
-
-    @Override
-    public void info(String msg, Throwable t) {
-      emit(false, msg, null, t);
-    }
-
-    @Override
-    public boolean isWarnEnabled() {
-      return real.isWarnEnabled();
-    }
-
-    @Override
-    public void warn(String msg) {
-      emit(true, msg, null, null);
-    }
-
-    @Override
-    public void warn(String format, Object arg) {
-      emit(true, format, new Object[] {arg}, null);
-    }
-
-    @Override
-    public void warn(String format, Object... arguments) {
-      emit(true, format, arguments, null);
-    }
-
-    @Override
-    public void warn(String format, Object argA, Object argB) {
-      emit(true, format, new Object[] {argA, argB}, null);
-    }
-
-    @Override
-    public void warn(String msg, Throwable t) {
-      emit(true, msg, null, t);
-    }
-
-    @Override
-    public boolean isErrorEnabled() {
-      return real.isErrorEnabled();
-    }
-
-    @Override
-    public void error(String msg) {
-      emit(true, msg, null, null);
-    }
-
-    @Override
-    public void error(String format, Object arg) {
-      emit(true, format, new Object[] {arg}, null);
-    }
-
-    @Override
-    public void error(String format, Object argA, Object argB) {
-      emit(true, format, new Object[] {argA, argB}, null);
-    }
-
-    @Override
-    public void error(String format, Object... arguments) {
-      emit(true, format, arguments, null);
-    }
-
-    @Override
-    public void error(String msg, Throwable t) {
-      emit(true, msg, null, t);
-    }
+    TransportLogs.emit(logger, format, f.getMessage(), cause, warn);
   }
 }

@@ -1,15 +1,13 @@
 package io.github.deviceplugin4j.core.internal;
 
-import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
-import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCalls;
 import io.netty.channel.EventLoopGroup;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * Calls a server over its real Unix socket, one call after another on one connection, with
@@ -51,8 +49,6 @@ public final class SocketWarmUp {
       long budgetNanos,
       long graceNanos,
       EventLoopGroup group) {
-    List<MethodDescriptor<byte[], byte[]>> methods = new ArrayList<>();
-    kinds.forEach(k -> methods.add(UdsChannels.unary(k.method())));
     ManagedChannel channel = UdsChannels.open(socket, group);
     long start = System.nanoTime();
     int answered = 0;
@@ -62,12 +58,17 @@ public final class SocketWarmUp {
         if (left <= 0) {
           return new Outcome(answered, System.nanoTime() - start, true);
         }
-        int i = answered % kinds.size();
-        ClientCalls.blockingUnaryCall(
-            channel,
-            methods.get(i),
-            CallOptions.DEFAULT.withDeadlineAfter(left + graceNanos, TimeUnit.NANOSECONDS),
-            kinds.get(i).request());
+        ApiAdapter.WarmUpCall kind = kinds.get(answered % kinds.size());
+        CompletableFuture<byte[]> answer = new CompletableFuture<>();
+        UdsChannels.start(channel, kind.method(), kind.request(), left + graceNanos, answer);
+        try {
+          answer.get();
+        } catch (ExecutionException e) {
+          throw Status.fromThrowable(e.getCause()).asRuntimeException();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return new Outcome(answered, System.nanoTime() - start, true);
+        }
         answered++;
       }
       return new Outcome(answered, System.nanoTime() - start, false);

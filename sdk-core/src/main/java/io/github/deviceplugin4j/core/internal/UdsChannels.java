@@ -1,7 +1,11 @@
 package io.github.deviceplugin4j.core.internal;
 
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -12,6 +16,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The SDK's gRPC clients on a Unix socket (the legacy {@code Register} call, the socket warm-up):
@@ -58,6 +64,52 @@ final class UdsChannels {
         .setRequestMarshaller(BYTES)
         .setResponseMarshaller(BYTES)
         .build();
+  }
+
+  /**
+   * Starts one unary call of encoded bytes.
+   *
+   * @param channel the channel
+   * @param method the full method name
+   * @param request the encoded request
+   * @param deadlineNanos the call's deadline, from now
+   * @param result completed with the encoded answer, or failed with a {@link
+   *     io.grpc.StatusRuntimeException}; on the event loop, so its stages must not block
+   * @return the call, to cancel it
+   */
+  static ClientCall<byte[], byte[]> start(
+      ManagedChannel channel,
+      String method,
+      byte[] request,
+      long deadlineNanos,
+      CompletableFuture<byte[]> result) {
+    ClientCall<byte[], byte[]> call =
+        channel.newCall(
+            unary(method),
+            CallOptions.DEFAULT.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS));
+    call.start(
+        new ClientCall.Listener<>() {
+          private byte[] response;
+
+          @Override
+          public void onMessage(byte[] message) {
+            response = message;
+          }
+
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            if (status.isOk()) {
+              result.complete(response);
+            } else {
+              result.completeExceptionally(status.asRuntimeException(trailers));
+            }
+          }
+        },
+        new Metadata());
+    call.sendMessage(request);
+    call.halfClose();
+    call.request(2);
+    return call;
   }
 
   private static final MethodDescriptor.Marshaller<byte[]> BYTES =

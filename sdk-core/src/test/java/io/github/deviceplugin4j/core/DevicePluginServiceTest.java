@@ -148,12 +148,17 @@ class DevicePluginServiceTest {
     assertThat(received.size()).as("messages for 1000 snapshots").isLessThan(20);
   }
 
+  /**
+   * 30 streams over three connections: one connection carries at most 16 calls at once
+   * (TransportLimits), a kubelet one stream.
+   */
   @Test
   void listAndWatch_servesManyConcurrentStreamsAndCleansUpCancelledOnes() throws Exception {
     TestBackend backend = TestBackend.of(RESOURCE, "d0");
     DevicePluginHost host = start(backend, b -> b);
-    PluginClient client = client(host);
-    List<StreamCollector> streams = IntStream.range(0, 30).mapToObj(i -> watch(client)).toList();
+    List<PluginClient> clients = List.of(client(host), client(host), client(host));
+    List<StreamCollector> streams =
+        IntStream.range(0, 30).mapToObj(i -> watch(clients.get(i % 3))).toList();
     for (StreamCollector s : streams) {
       assertThat(s.next(WAIT)).containsExactly("d0:Healthy");
     }

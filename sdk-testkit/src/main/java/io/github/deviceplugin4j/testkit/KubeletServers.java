@@ -116,7 +116,14 @@ final class KubeletServers {
   private void startWatcher(Path dir) {
     RegistryWatcher w =
         new RegistryWatcher(
-            dir, p -> transport.executor().execute(() -> watchers.register(p)), watchers::removed);
+            dir,
+            p -> {
+              WatcherRegistrar.Discovery d = watchers.discover(p);
+              if (d != null) {
+                transport.executor().execute(() -> watchers.registerDiscovered(p, d));
+              }
+            },
+            watchers::removed);
     w.start();
     watcher = w;
   }

@@ -86,49 +86,39 @@ class FpgaDraOnKubeletTest {
 
   // end::draTest[]
 
-  @Test
-  void theDriverIsRegisteredAgainAfterAKubeletRestart() {
+  /** The driver on a fresh node, started; closed with the host that {@link #host} returns. */
+  private BackendDriver startedDriver() {
     new DraTestNode(root);
     BackendDriver driver =
         FpgaDraDriver.builder(config()).kubernetesClient(cluster.client()).build();
     driver.start();
+    return driver;
+  }
+
+  private DraPluginHost host(BackendDriver driver) {
+    return DraPluginHost.builder(DRIVER, driver)
+        .pluginDir(cluster.pluginDir(DRIVER))
+        .registryDir(cluster.registryDir())
+        .start();
+  }
+
+  @Test
+  void theDriverIsRegisteredAgainAfterAKubeletRestart() {
+    BackendDriver driver = startedDriver();
     try (driver;
-        DraPluginHost host =
-            DraPluginHost.builder(DRIVER, driver)
-                .pluginDir(cluster.pluginDir(DRIVER))
-                .registryDir(cluster.registryDir())
-                .start()) {
+        DraPluginHost host = host(driver)) {
       cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
       var again = cluster.kubelet().awaitDraRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
       assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
-      await()
-          .atMost(WAIT)
-          .until(
-              () ->
-                  cluster
-                          .client()
-                          .dynamicResourceAllocation()
-                          .v1()
-                          .resourcesSlices()
-                          .list()
-                          .getItems()
-                          .size()
-                      == 1);
+      await().atMost(WAIT).until(() -> sliceNames().size() == 1);
     }
   }
 
   @Test
   void theSlicesTheKubeletWipesAtARestartAreBackWithinFiveSecondsWithFewApiCalls() {
-    new DraTestNode(root);
-    BackendDriver driver =
-        FpgaDraDriver.builder(config()).kubernetesClient(cluster.client()).build();
-    driver.start();
+    BackendDriver driver = startedDriver();
     try (driver;
-        DraPluginHost host =
-            DraPluginHost.builder(DRIVER, driver)
-                .pluginDir(cluster.pluginDir(DRIVER))
-                .registryDir(cluster.registryDir())
-                .start()) {
+        DraPluginHost host = host(driver)) {
       FakeKubelet kubelet = cluster.kubelet();
       kubelet.awaitDraRegistration(DRIVER, WAIT);
       await().atMost(WAIT).until(() -> sliceNames().size() == 1);

@@ -391,7 +391,7 @@ class SecurityTest {
             } else if (directory && name.startsWith(".dp4j")) {
               privateDirs.incrementAndGet();
               modes.add("privdir " + Integer.toOctalString(mode & 0777));
-              Path inner = p.resolve("s");
+              Path inner = p.resolve(".s");
               int innerMode = mode(inner);
               if (innerMode >= 0) {
                 privateSockets.incrementAndGet();

@@ -49,7 +49,7 @@ class StandbyServerTest {
     try (Stream<Path> entries = Files.list(pluginDir)) {
       return entries
           .filter(p -> p.getFileName().toString().startsWith(".dp4j") && Files.isDirectory(p))
-          .map(p -> p.resolve("s"))
+          .map(p -> p.resolve(".s"))
           .filter(TestSupport::isSocket)
           .findFirst();
     }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.Registration;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -189,6 +192,40 @@ class WatcherModeTest {
     await().during(QUIET).atMost(QUIET.plus(WAIT)).until(() -> sameSocket(socket, inode));
     assertThat(log.count("re-creating")).isZero();
     assertThat(log.count("with the kubelet again after")).isEqualTo(1);
+  }
+
+  @Test
+  void kubeletRestart_theWalkOfTheRegistryFindsThePluginsSocketOnly_notItsStandby()
+      throws Exception {
+    // The kubelet's plugin watcher walks plugins_registry at start into hidden directories too and
+    // skips only dot-named entries (pluginwatcher/plugin_watcher.go, traversePluginDir and
+    // handleCreateEvent): a standby socket named "s" in ".dp4jXXXXXXXX/" was registered as a
+    // second plugin of the same resource on a real v1.26 kubelet.
+    FakeKubelet kubelet = kubelet(registryDir());
+    DevicePluginHost host = host(RegistrationMode.PLUGIN_WATCHER, b -> b);
+    kubelet.awaitRegistration(RESOURCE, WAIT);
+    Path socket = host.status(RESOURCE).socket();
+    await() // the standby is bound in the background once the plugin serves
+        .atMost(WAIT)
+        .ignoreExceptions()
+        .until(
+            () -> {
+              try (Stream<Path> walk = Files.walk(registryDir())) {
+                return walk.anyMatch(
+                    p ->
+                        p.getParent().getFileName().toString().startsWith(".dp4j")
+                            && TestSupport.isSocket(p));
+              }
+            });
+
+    Mark restarted = kubelet.restart();
+
+    // The walk is done when restart() returns: every socket it found is in the log.
+    assertThat(kubelet.events(restarted))
+        .filteredOn(e -> e.kind() == KubeletEvent.Kind.PLUGIN_DISCOVERED)
+        .extracting(KubeletEvent::detail)
+        .containsExactly(socket.toString());
+    kubelet.awaitRegistration(RESOURCE, restarted, WAIT);
   }
 
   @Test

@@ -9,27 +9,44 @@ public final class DraNames {
   /** The {@code PluginInfo.type} a DRA driver registers with through the plugin watcher. */
   public static final String PLUGIN_TYPE = "DRAPlugin";
 
-  /** The gRPC service of the DRA kubelet plugin API v1 (Kubernetes 1.34 and newer). */
-  public static final String SERVICE_V1 = "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin";
+  /**
+   * The name a driver lists in {@code supported_versions} for the DRA kubelet plugin API v1
+   * (kubelets 1.34 and newer): upstream's {@code DRAPluginService} constant of {@code
+   * k8s.io/kubelet/pkg/apis/dra/v1}, {@code "<proto package's last part>.<service>"}. It is not the
+   * full gRPC service name ({@code k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin}): kubelets compare the
+   * list with their constants, and 1.32/1.33 fall back to their oldest service (every call then
+   * fails Unimplemented), 1.34 and newer refuse the registration.
+   */
+  public static final String SERVICE_V1 = "v1.DRAPlugin";
 
-  /** The gRPC service of the DRA kubelet plugin API v1beta1 (Kubernetes 1.32 and newer). */
-  public static final String SERVICE_V1BETA1 = "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin";
+  /**
+   * The name a driver lists in {@code supported_versions} for the DRA kubelet plugin API v1beta1
+   * (kubelets 1.32 and newer): upstream's {@code DRAPluginService} constant of {@code
+   * k8s.io/kubelet/pkg/apis/dra/v1beta1}.
+   */
+  public static final String SERVICE_V1BETA1 = "v1beta1.DRAPlugin";
 
   /**
    * The services a driver of this SDK serves, newest first, as sent in {@code supported_versions}.
+   * Kubelets 1.34 and newer take the first entry they know (so v1), 1.32 and 1.33 the newest they
+   * know (v1beta1, the only one of the two they know).
    */
   public static final List<String> SERVICES = List.of(SERVICE_V1, SERVICE_V1BETA1);
 
   /**
-   * The gRPC service of the DRA health API v1 (kubelets 1.37 and newer). Listed in {@code
-   * supported_versions} by a driver that reports health: newer kubelets pick the health service
-   * from that list.
+   * The DRA health API v1 as listed in {@code supported_versions} (upstream's {@code
+   * DRAResourceHealthService} of {@code k8s.io/kubelet/pkg/apis/dra-health/v1}; here the proto
+   * package is {@code v1}, so the short name is also the gRPC service name). Kubelets 1.32 and 1.33
+   * watch no DRA health; 1.34 to 1.36 call v1alpha1 whatever the list says (with the {@code
+   * ResourceHealthStatus} feature gate); newer kubelets pick the health service from the list, v1
+   * before v1alpha1, and watch none when neither is listed.
    */
   public static final String HEALTH_SERVICE_V1 = "v1.DRAResourceHealth";
 
   /**
-   * The gRPC service of the DRA health API v1alpha1, the only one kubelets 1.34 to 1.36 call;
-   * identical messages to v1.
+   * The DRA health API v1alpha1 as listed in {@code supported_versions} (upstream's {@code
+   * DRAResourceHealthService} of {@code k8s.io/kubelet/pkg/apis/dra-health/v1alpha1}), the only one
+   * kubelets 1.34 to 1.36 call; identical messages to v1.
    */
   public static final String HEALTH_SERVICE_V1ALPHA1 = "v1alpha1.DRAResourceHealth";
 

@@ -22,10 +22,9 @@ class DraNamesTest {
   }
 
   @Test
-  void servicesAreListedNewestFirst() {
-    assertThat(DraNames.SERVICES)
-        .containsExactly(
-            "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
-            "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin");
+  void servicesAreUpstreamsShortNamesNewestFirst() {
+    // The DRAPluginService constants of k8s.io/kubelet/pkg/apis/dra/v1 and /v1beta1 (types.go),
+    // which kubelets compare supported_versions with; not the full gRPC service names.
+    assertThat(DraNames.SERVICES).containsExactly("v1.DRAPlugin", "v1beta1.DRAPlugin");
   }
 }

@@ -7,6 +7,8 @@ import io.github.deviceplugin4j.testkit.DraDevice;
 import io.github.deviceplugin4j.testkit.DraRegistration;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
+import io.github.deviceplugin4j.testkit.KubeletProfile;
 import io.github.deviceplugin4j.testkit.Mark;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,7 +49,7 @@ class DraOnFakeKubeletTest {
         DraPluginHost host = host(new RecordingDriver())) {
       DraRegistration registration = kubelet.awaitDraRegistration(DRIVER, WAIT);
 
-      assertThat(registration.service()).isEqualTo("k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin");
+      assertThat(registration.service()).isEqualTo("v1.DRAPlugin");
       assertThat(registration.endpoint()).isEqualTo(host.draSocket().toString());
       assertThat(Path.of(registration.registrySocket())).isEqualTo(host.registrationSocket());
     }
@@ -184,6 +186,47 @@ class DraOnFakeKubeletTest {
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
       assertThat(driver.unprepared).containsExactly("uid-r");
       assertThat(host.preparedClaims()).isEmpty();
+    }
+  }
+
+  @Test
+  void inEveryProfileTheDriverRegistersOnAKnownServiceAndPreparesAgainAfterARestart() {
+    for (KubeletProfile profile : KubeletProfile.values()) {
+      RecordingDriver driver = new RecordingDriver();
+      try (FakeKubelet kubelet =
+              FakeKubelet.builder()
+                  .pluginDir(tmp.resolve("k"))
+                  .registryDir(tmp.resolve("r"))
+                  .profile(profile)
+                  .start();
+          DraPluginHost host = host(driver)) {
+        DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
+        // 1.34+ take the driver's first known entry (v1); 1.32/1.33 know only v1beta1 of the two.
+        assertThat(r.service())
+            .as("%s", profile)
+            .isEqualTo(profile.refusesUnknownDraServices() ? "v1.DRAPlugin" : "v1beta1.DRAPlugin");
+        List<DraClaim> claims = List.of(new DraClaim("ns", "uid-" + profile, "c"));
+        assertThat(kubelet.prepareResources("pod-1", DRIVER, claims).ok()).isTrue();
+
+        Mark restarted = kubelet.restart();
+        kubelet.awaitDraRegistration(DRIVER, restarted, WAIT);
+        Mark before = kubelet.mark();
+        DraResult again = kubelet.prepareResources("pod-1", DRIVER, claims);
+
+        assertThat(again.ok()).as("%s: %s", profile, again).isTrue();
+        // 1.32/1.33 send claims restored from the checkpoint to the driver again.
+        assertThat(kubelet.events(before))
+            .filteredOn(e -> e.kind() == KubeletEvent.Kind.DRA_PREPARE)
+            .singleElement()
+            .satisfies(
+                e ->
+                    assertThat(e.detail().contains("1 claims sent"))
+                        .as("%s: %s", profile, e.detail())
+                        .isEqualTo(profile.preparesRestoredDraClaimsAgain()));
+        DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+        assertThat(unprepared.ok()).as("%s: %s", profile, unprepared).isTrue();
+        assertThat(driver.unprepared).containsExactly("uid-" + profile);
+      }
     }
   }
 }

@@ -50,8 +50,8 @@ class DraRegistrationTest {
 
       assertThat(info.getSupportedVersionsList())
           .containsExactly(
-              "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
-              "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
+              "v1.DRAPlugin",
+              "v1beta1.DRAPlugin",
               "v1.DRAResourceHealth",
               "v1alpha1.DRAResourceHealth");
     }

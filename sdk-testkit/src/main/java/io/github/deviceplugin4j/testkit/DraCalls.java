@@ -3,7 +3,10 @@ package io.github.deviceplugin4j.testkit;
 import io.github.deviceplugin4j.api.dra.v1.DRAPluginGrpc;
 import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourcesRequest;
 import io.github.deviceplugin4j.api.dra.v1.NodeUnprepareResourcesRequest;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.stub.ClientCalls;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,9 +65,25 @@ final class DraCalls {
       }
       return out;
     }
-    var stub =
-        io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.newBlockingStub(channel)
-            .withDeadlineAfter(ms, TimeUnit.MILLISECONDS);
+    // v1beta1, or the alpha fallback of kubelets 1.32/1.33 (v1alpha3.Node: the same messages under
+    // another service name, which a driver serving only v1/v1beta1 answers Unimplemented).
+    String grpcService =
+        service.equals(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE)
+            ? FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE
+            : io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.SERVICE_NAME;
+    var prepareMethod =
+        io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.getNodePrepareResourcesMethod()
+            .toBuilder()
+            .setFullMethodName(
+                MethodDescriptor.generateFullMethodName(grpcService, "NodePrepareResources"))
+            .build();
+    var unprepareMethod =
+        io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.getNodeUnprepareResourcesMethod()
+            .toBuilder()
+            .setFullMethodName(
+                MethodDescriptor.generateFullMethodName(grpcService, "NodeUnprepareResources"))
+            .build();
+    CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(ms, TimeUnit.MILLISECONDS);
     List<io.github.deviceplugin4j.api.dra.v1beta1.Claim> wire =
         claims.stream()
             .map(
@@ -76,7 +95,10 @@ final class DraCalls {
                         .build())
             .toList();
     if (prepare) {
-      stub.nodePrepareResources(
+      ClientCalls.blockingUnaryCall(
+              channel,
+              prepareMethod,
+              options,
               io.github.deviceplugin4j.api.dra.v1beta1.NodePrepareResourcesRequest.newBuilder()
                   .addAllClaims(wire)
                   .build())
@@ -97,7 +119,10 @@ final class DraCalls {
                               .toList(),
                           r.getError())));
     } else {
-      stub.nodeUnprepareResources(
+      ClientCalls.blockingUnaryCall(
+              channel,
+              unprepareMethod,
+              options,
               io.github.deviceplugin4j.api.dra.v1beta1.NodeUnprepareResourcesRequest.newBuilder()
                   .addAllClaims(wire)
                   .build())

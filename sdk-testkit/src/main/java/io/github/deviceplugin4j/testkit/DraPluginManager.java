@@ -34,9 +34,19 @@ import java.util.function.Function;
  * journal's lock; RPCs run outside it.
  */
 final class DraPluginManager {
-  /** The DRA services the kubelet knows, newest first. */
+  /**
+   * The DRA services kubelets 1.34 and newer know, newest first ({@code servicesSupportedByKubelet}
+   * in {@code pkg/kubelet/cm/dra/plugin/dra_plugin.go}).
+   */
   static final List<String> KNOWN_SERVICES =
       List.of(FakeKubelet.DRA_V1_SERVICE, FakeKubelet.DRA_V1BETA1_SERVICE);
+
+  /**
+   * The DRA services kubelets 1.32 and 1.33 know, newest first ({@code validateSupportedServices}
+   * in {@code pkg/kubelet/cm/dra/plugin/registration.go}): the last one is also their fallback.
+   */
+  static final List<String> KNOWN_SERVICES_V1_32 =
+      List.of(FakeKubelet.DRA_V1BETA1_SERVICE, FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
 
   /** The kubelet re-opens an ended health stream after this period ({@code wait.Until}). */
   static final Duration HEALTH_RETRY_PERIOD = Duration.ofSeconds(5);
@@ -45,6 +55,7 @@ final class DraPluginManager {
   private final List<ManagedChannel> allChannels;
   private final EventJournal journal;
   private final ReentrantLock lock;
+  private final KubeletProfile profile;
   private final Duration callTimeout;
   private final Optional<String> healthService;
   // Guarded by lock.
@@ -83,6 +94,8 @@ final class DraPluginManager {
     final DraClaim claim;
     final Set<String> pods = new LinkedHashSet<>();
     List<DraDevice> devices = List.of();
+    // Restored after a kubelet restart, and prepared again when a pod needs it (v1.32/v1.33).
+    boolean restored;
 
     CachedClaim(String driver, DraClaim claim) {
       this.driver = driver;
@@ -98,12 +111,14 @@ final class DraPluginManager {
       UdsTransport transport,
       List<ManagedChannel> allChannels,
       EventJournal journal,
+      KubeletProfile profile,
       Duration callTimeout,
       Optional<String> healthService) {
     this.transport = transport;
     this.allChannels = allChannels;
     this.journal = journal;
     this.lock = journal.lock();
+    this.profile = profile;
     this.callTimeout = callTimeout;
     this.healthService = healthService;
   }
@@ -122,14 +137,13 @@ final class DraPluginManager {
     String driver = info.getName();
     String endpointText = info.getEndpoint();
     List<String> offered = info.getSupportedVersionsList();
-    String validation = validate(driver, endpointText, offered);
+    String validation = validate(driver, endpointText, offered, profile);
     if (validation != null) {
       String err = "RegisterPlugin error -- plugin validation failed with err: " + validation;
       journal.record(Kind.DRA_REGISTER, driver, Outcome.FAILED, err);
       return err;
     }
-    // Like validateSupportedServices: the first service in the plugin's list the kubelet knows.
-    String service = offered.stream().filter(KNOWN_SERVICES::contains).findFirst().orElseThrow();
+    String service = chooseService(offered, profile);
     Path endpoint = Path.of(endpointText);
     if (!stillCurrent.getAsBoolean()) {
       return null;
@@ -187,18 +201,40 @@ final class DraPluginManager {
     }
   }
 
-  /** The kubelet's checks (service versions) and the fake's stricter ones (name, endpoint). */
-  private static String validate(String driver, String endpoint, List<String> offered) {
+  /**
+   * The service the kubelet calls, like {@code validateSupportedServices}: 1.34 and newer take the
+   * first entry of the plugin's list they know; 1.32/1.33 the newest they know, else their alpha
+   * fallback {@code v1alpha3.Node}.
+   */
+  static String chooseService(List<String> offered, KubeletProfile profile) {
+    if (profile.refusesUnknownDraServices()) {
+      return offered.stream().filter(KNOWN_SERVICES::contains).findFirst().orElseThrow();
+    }
+    return KNOWN_SERVICES_V1_32.stream()
+        .filter(offered::contains)
+        .findFirst()
+        .orElse(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
+  }
+
+  /**
+   * The kubelet's checks (service versions, by profile) and the fake's stricter ones (name,
+   * endpoint).
+   */
+  private static String validate(
+      String driver, String endpoint, List<String> offered, KubeletProfile profile) {
     String prefix =
-        "invalid supported gRPC versions of DRA driver plugin "
-            + driver
-            + " at endpoint "
-            + endpoint
-            + ": ";
+        profile.refusesUnknownDraServices()
+            ? "invalid supported gRPC versions of DRA driver plugin "
+                + driver
+                + " at endpoint "
+                + endpoint
+                + ": "
+            : "invalid versions of plugin " + driver + ": ";
     if (offered.isEmpty()) {
       return prefix + "empty list of supported gRPC services (aka supported versions)";
     }
-    if (offered.stream().noneMatch(KNOWN_SERVICES::contains)) {
+    if (profile.refusesUnknownDraServices()
+        && offered.stream().noneMatch(KNOWN_SERVICES::contains)) {
       return prefix
           + "none of services supported by the plugin ("
           + ResourceNames.goQuoteList(offered)
@@ -281,6 +317,11 @@ final class DraPluginManager {
       bySocket.clear();
       store.clear();
       health.clear();
+      if (profile.preparesRestoredDraClaimsAgain()) {
+        // v1.32/v1.33: claims restored from the DRA manager's checkpoint are sent to
+        // NodePrepareResources again when their pods are admitted after the restart.
+        claims.values().forEach(c -> c.restored = true);
+      }
     } finally {
       lock.unlock();
     }
@@ -463,7 +504,7 @@ final class DraPluginManager {
     try {
       for (DraClaim c : requested) {
         CachedClaim info = claims.get(c.uid());
-        if (info != null && info.driver.equals(driver)) {
+        if (info != null && info.driver.equals(driver) && !info.restored) {
           info.pods.add(podUid);
           cached.put(c.uid(), new DraClaimResult(info.devices, ""));
         } else {
@@ -489,10 +530,14 @@ final class DraPluginManager {
       lock.lock();
       try {
         for (DraClaim c : batch) {
-          CachedClaim info = new CachedClaim(driver, c);
+          CachedClaim info = claims.get(c.uid());
+          if (info == null || !info.driver.equals(driver)) {
+            info = new CachedClaim(driver, c);
+            claims.put(c.uid(), info);
+          }
+          info.restored = false;
           info.pods.add(podUid);
           info.devices = r.claims().get(c.uid()).devices();
-          claims.put(c.uid(), info);
         }
       } finally {
         lock.unlock();

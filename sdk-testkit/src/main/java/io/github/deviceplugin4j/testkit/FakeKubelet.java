@@ -87,11 +87,28 @@ public final class FakeKubelet implements AutoCloseable {
   /** The device manager's checkpoint file in the plugin directory, kept by every cleanup. */
   public static final String CHECKPOINT_FILE = "kubelet_internal_checkpoint";
 
-  /** The DRA kubelet plugin service v1, the newest the kubelet knows. */
-  public static final String DRA_V1_SERVICE = "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin";
+  /**
+   * The DRA kubelet plugin service v1 as a driver lists it in {@code supported_versions}:
+   * upstream's {@code DRAPluginService} constant of {@code k8s.io/kubelet/pkg/apis/dra/v1}
+   * (kubelets 1.34 and newer), not the full gRPC name {@code
+   * k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin}, which no kubelet knows.
+   */
+  public static final String DRA_V1_SERVICE = "v1.DRAPlugin";
 
-  /** The DRA kubelet plugin service v1beta1. */
-  public static final String DRA_V1BETA1_SERVICE = "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin";
+  /**
+   * The DRA kubelet plugin service v1beta1 as listed in {@code supported_versions} (upstream's
+   * {@code DRAPluginService} of {@code k8s.io/kubelet/pkg/apis/dra/v1beta1}; kubelets 1.32 and
+   * newer).
+   */
+  public static final String DRA_V1BETA1_SERVICE = "v1beta1.DRAPlugin";
+
+  /**
+   * The alpha DRA service kubelets 1.32 and 1.33 fall back to when a registration lists none they
+   * know (upstream's {@code NodeService} of {@code k8s.io/kubelet/pkg/apis/dra/v1alpha4}); the fake
+   * calls it as {@code v1alpha3.Node/NodePrepareResources}, which an SDK driver answers {@code
+   * Unimplemented}.
+   */
+  public static final String DRA_V1ALPHA3_FALLBACK_SERVICE = "v1alpha3.Node";
 
   /** The DRA health service kubelets 1.34 to 1.36 call, and the fake's default. */
   public static final String DRA_HEALTH_V1ALPHA1_SERVICE = "v1alpha1.DRAResourceHealth";
@@ -110,6 +127,7 @@ public final class FakeKubelet implements AutoCloseable {
   private final Optional<Path> podResourcesSocket;
   private final List<String> supportedVersions;
   private final Consumer<FakeKubelet> afterRestartServed;
+  private final Runnable draSliceWiper;
   final UdsTransport transport = new UdsTransport("fake-kubelet");
   final List<ManagedChannel> allChannels = new CopyOnWriteArrayList<>();
   // The parts, each owning its state; see the package-private classes for what each models.
@@ -131,6 +149,7 @@ public final class FakeKubelet implements AutoCloseable {
     this.podResourcesSocket = Optional.ofNullable(b.podResourcesSocket).map(Path::toAbsolutePath);
     this.supportedVersions = List.copyOf(b.supportedVersions);
     this.profile = b.profile;
+    this.draSliceWiper = b.draSliceWiper;
     Duration delay = b.restartReturnDelay;
     Consumer<FakeKubelet> hook = b.afterRestartServed;
     this.afterRestartServed =
@@ -162,6 +181,7 @@ public final class FakeKubelet implements AutoCloseable {
             transport,
             allChannels,
             journal,
+            b.profile,
             b.draCallTimeout,
             Optional.ofNullable(b.draHealthService));
     this.watchers =
@@ -220,9 +240,31 @@ public final class FakeKubelet implements AutoCloseable {
     private Duration draCallTimeout = DRA_CALL_TIMEOUT;
     private String draHealthService = DRA_HEALTH_V1ALPHA1_SERVICE;
     private Consumer<FakeKubelet> afterRestartServed;
+    private Runnable draSliceWiper;
     private final List<Consumer<KubeletEvent>> listeners = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * What deletes this node's ResourceSlices in the API server, called like the kubelet's DRA
+     * registration handler does when it starts: at every kubelet start from v1.32 ({@code
+     * wipeResourceSlices} with no driver in {@code pkg/kubelet/cm/dra/plugin/registration.go},
+     * {@code dra_plugin_manager.go} from v1.34), so here at {@link #start()} and at each {@link
+     * FakeKubelet#restart()}, before the plugins registry is watched again. The kubelet runs it in
+     * the background, racing with the drivers' registrations; the fake runs it first, so a test
+     * sees the slices gone before any driver is back. Each call is recorded as a {@link
+     * KubeletEvent.Kind#DRA_SLICES_WIPED} event ({@link KubeletEvent.Outcome#FAILED} with the
+     * exception's text when it throws). The DRA test kit ({@code @DraTest}) sets one that deletes
+     * the node's slices through its mock API server. Not modelled: the wipe of a driver's slices
+     * after its last plugin deregistered (upstream waits {@code wipingDelay}, 30 s by default).
+     *
+     * @param wiper deletes the node's ResourceSlices; null for none (the default)
+     * @return this builder
+     */
+    public Builder draResourceSliceWiper(Runnable wiper) {
+      this.draSliceWiper = wiper;
+      return this;
+    }
 
     /**
      * The deadline of each {@code NodePrepareResources} / {@code NodeUnprepareResources} call
@@ -463,7 +505,26 @@ public final class FakeKubelet implements AutoCloseable {
             + (profile == KubeletProfile.LATEST ? "" : "; profile " + profile)
             + registryDir.map(d -> "; watching " + d).orElse("")
             + podResourcesSocket.map(p -> "; PodResources on " + p).orElse(""));
+    wipeDraSlices();
     servers.serveTheRest();
+  }
+
+  /** The DRA registration handler's start: the node's ResourceSlices are deleted. */
+  private void wipeDraSlices() {
+    if (draSliceWiper == null) {
+      return;
+    }
+    try {
+      draSliceWiper.run();
+      journal.record(
+          Kind.DRA_SLICES_WIPED, "", Outcome.OK, "deleted the node's ResourceSlices (all drivers)");
+    } catch (RuntimeException e) {
+      journal.record(
+          Kind.DRA_SLICES_WIPED,
+          "",
+          Outcome.FAILED,
+          "could not delete the node's ResourceSlices: " + e);
+    }
   }
 
   /**
@@ -522,6 +583,7 @@ public final class FakeKubelet implements AutoCloseable {
             + kubeletSocket
             + " again"
             + (deleted.isEmpty() ? "" : "; deleted " + KubeletServers.names(deleted)));
+    wipeDraSlices();
     servers.serveTheRest();
   }
 

@@ -117,7 +117,12 @@ public record KubeletEvent(
      * KubeletEvent#devices()} the number of devices in it), a stream end, or a driver that does not
      * serve health ({@code UNIMPLEMENTED}, accepted).
      */
-    DRA_HEALTH
+    DRA_HEALTH,
+    /**
+     * The DRA registration handler deleted the node's ResourceSlices at start or restart (only with
+     * a wiper set: {@link FakeKubelet.Builder#draResourceSliceWiper(Runnable)}).
+     */
+    DRA_SLICES_WIPED
   }
 
   /** Whether it went well. */

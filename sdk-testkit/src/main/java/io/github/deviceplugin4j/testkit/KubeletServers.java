@@ -80,14 +80,18 @@ final class KubeletServers {
   }
 
   /**
-   * The device manager's cleanup on start (sockets only, or with v1.26 every non-directory file but
-   * the checkpoint), then the DEPRECATION file its plugin-watcher handler writes.
+   * The device manager's cleanup on start (sockets only, or with v1.26 and v1.32 every
+   * non-directory file but the checkpoint), then the DEPRECATION file its plugin-watcher handler
+   * writes (not with v1.32, where nothing calls the function that writes it).
    */
   private List<Path> cleanUpPluginDir() {
     List<Path> deleted =
         profile.deletesAllFilesOnStart()
             ? SocketFiles.deleteNonDirectoriesIn(pluginDir, FakeKubelet.CHECKPOINT_FILE)
             : SocketFiles.deleteSocketsIn(pluginDir);
+    if (!profile.writesDeprecationFile()) {
+      return deleted;
+    }
     try {
       Path deprecation = pluginDir.resolve("DEPRECATION");
       if (!Files.exists(deprecation)) {
@@ -112,7 +116,14 @@ final class KubeletServers {
   private void startWatcher(Path dir) {
     RegistryWatcher w =
         new RegistryWatcher(
-            dir, p -> transport.executor().execute(() -> watchers.register(p)), watchers::removed);
+            dir,
+            p -> {
+              WatcherRegistrar.Discovery d = watchers.discover(p);
+              if (d != null) {
+                transport.executor().execute(() -> watchers.registerDiscovered(p, d));
+              }
+            },
+            watchers::removed);
     w.start();
     watcher = w;
   }

@@ -114,19 +114,38 @@ final class WatcherRegistrar {
     }
   }
 
+  /** A socket the watcher handed over: its file and the kubelet incarnation that found it. */
+  record Discovery(Object key, long begun) {}
+
+  /** Both halves at once (a socket re-created while its registration ran). */
   void register(Path socket) {
+    Discovery d = discover(socket);
+    if (d != null) {
+      registerDiscovered(socket, d);
+    }
+  }
+
+  /**
+   * The first half, on the watcher's thread, like the kubelet's desired-state cache: a socket seen
+   * again unchanged is nothing new, a new file at a registered path deregisters the old plugin
+   * first, and {@link Kind#PLUGIN_DISCOVERED} is recorded before the watcher goes on, so once a
+   * walk is over every socket it found is in the log.
+   *
+   * @return what {@link #registerDiscovered} needs; null when there is nothing to register
+   */
+  Discovery discover(Path socket) {
     Object key = fileKey(socket);
     boolean replaced;
     lock.lock();
     try {
       if (model.isClosed()) {
-        return;
+        return null;
       }
       Object registeredKey = registeredKeys.get(socket);
       boolean registered = watcherPlugins.containsKey(socket) && !watcherInFlight.contains(socket);
       if (registered && key != null && key.equals(registeredKey)) {
         // The same socket seen again (a rescan): the reconciler sees nothing new.
-        return;
+        return null;
       }
       replaced = registered;
     } finally {
@@ -140,28 +159,26 @@ final class WatcherRegistrar {
     lock.lock();
     try {
       if (model.isClosed()) {
-        return;
+        return null;
       }
       if (!watcherInFlight.add(socket)) {
         // Re-created while its registration runs: like the kubelet's reconciler, register the new
         // socket once the current attempt is done.
         watcherPending.add(socket);
-        return;
+        return null;
       }
       journal.record(Kind.PLUGIN_DISCOVERED, "", Outcome.INFO, socket.toString());
+      return new Discovery(key, incarnation);
     } finally {
       lock.unlock();
     }
-    long begun;
-    lock.lock();
-    try {
-      begun = incarnation;
-    } finally {
-      lock.unlock();
-    }
+  }
+
+  /** The second half, off the watcher's thread: GetInfo, validation, registration. */
+  void registerDiscovered(Path socket, Discovery d) {
     boolean again;
     try {
-      registerNow(socket, begun, key);
+      registerNow(socket, d.begun(), d.key());
     } finally {
       lock.lock();
       try {

@@ -92,6 +92,80 @@ class DraKubeletTest {
     }
   }
 
+  /** The names the SDK's driver listed until issue 29: full gRPC names no kubelet knows. */
+  static final List<String> FULL_GRPC_NAMES =
+      List.of(
+          "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
+          "k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
+          "v1.DRAResourceHealth",
+          "v1alpha1.DRAResourceHealth");
+
+  private FakeKubelet kubelet(KubeletProfile profile) {
+    return FakeKubelet.builder()
+        .pluginDir(dir.resolve("dp"))
+        .registryDir(dir.resolve("reg"))
+        .profile(profile)
+        .start();
+  }
+
+  @Test
+  void fromV1_34TheFullGrpcNamesAreRefusedWithTheNamesTheKubeletKnows() throws Exception {
+    // dra_plugin_manager.go, validateSupportedServices (1.34 and newer): no known entry, no
+    // registration.
+    for (KubeletProfile profile : List.of(KubeletProfile.V1_34, KubeletProfile.LATEST)) {
+      try (FakeKubelet kubelet = kubelet(profile);
+          TestDraDriver driver =
+              driver()
+                  .pluginInfo(info().addAllSupportedVersions(FULL_GRPC_NAMES).build())
+                  .start()) {
+        RegistrationStatus status = driver.statuses.poll(5, TimeUnit.SECONDS);
+        assertThat(status).as(profile.toString()).isNotNull();
+        assertThat(status.getPluginRegistered()).isFalse();
+        assertThat(status.getError())
+            .contains(
+                "none of services supported by the plugin ([\"k8s.io.kubelet.pkg.apis.dra.v1"
+                    + ".DRAPlugin\" \"k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin\""
+                    + " \"v1.DRAResourceHealth\" \"v1alpha1.DRAResourceHealth\"]) are supported"
+                    + " by the kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])");
+        assertThat(kubelet.draRegistrations()).isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void onV1_32TheFullGrpcNamesFallBackToTheAlphaServiceAndEveryCallFailsUnimplemented()
+      throws Exception {
+    // registration.go, validateSupportedServices (1.32/1.33): nothing known, so v1alpha3.Node.
+    try (FakeKubelet kubelet = kubelet(KubeletProfile.V1_32);
+        TestDraDriver driver =
+            driver().pluginInfo(info().addAllSupportedVersions(FULL_GRPC_NAMES).build()).start()) {
+      DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
+      assertThat(r.service()).isEqualTo(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
+      assertThat(driver.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
+
+      DraResult prepare = kubelet.prepareResources("pod-1", DRIVER, List.of(claim("a")));
+      assertThat(prepare.ok()).isFalse();
+      assertThat(prepare.callError().orElseThrow())
+          .contains("UNIMPLEMENTED")
+          .contains("v1alpha3.Node/NodePrepareResources");
+      assertThat(driver.prepareCalls).hasValue(0);
+      DraResult unprepare = kubelet.nodeUnprepareResources(DRIVER, List.of(claim("a")));
+      assertThat(unprepare.callError().orElseThrow())
+          .contains("UNIMPLEMENTED")
+          .contains("v1alpha3.Node/NodeUnprepareResources");
+    }
+  }
+
+  @Test
+  void onV1_32TheNewestKnownServiceIsChosenWhateverThePluginsOrder() throws Exception {
+    // registration.go (1.32/1.33) walks its own list, newest first: v1 is unknown there.
+    try (FakeKubelet kubelet = kubelet(KubeletProfile.V1_32);
+        TestDraDriver driver = driver().start()) {
+      assertThat(kubelet.awaitDraRegistration(DRIVER, WAIT).service())
+          .isEqualTo(FakeKubelet.DRA_V1BETA1_SERVICE);
+    }
+  }
+
   @Test
   void refusesADriverNameThatIsNotADnsSubdomainAndARelativeEndpoint() throws Exception {
     try (FakeKubelet kubelet = kubelet();

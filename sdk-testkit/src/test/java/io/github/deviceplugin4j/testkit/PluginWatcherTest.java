@@ -231,6 +231,49 @@ class PluginWatcherTest {
   }
 
   @Test
+  void theWalkAtStartRegistersASocketInAHiddenDirectoryButNoDotNamedSocket() throws Exception {
+    // plugin_watcher.go: traversePluginDir (filepath.Walk) descends into ".priv" too, and
+    // handleCreateEvent skips an entry only when its own name starts with a dot.
+    try (TestPlugin inHiddenDir =
+            new TestPlugin("example.com/walked", dir.resolve("reg/.priv/s"))
+                .pluginInfo(info("example.com/walked", "", "v1beta1"))
+                .start();
+        TestPlugin dotNamed =
+            new TestPlugin(RES, dir.resolve("reg/.priv2/.s"))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start();
+        FakeKubelet kubelet = kubelet()) {
+      assertThat(kubelet.events())
+          .filteredOn(e -> e.kind() == Kind.PLUGIN_DISCOVERED)
+          .extracting(KubeletEvent::detail)
+          .containsExactly(dir.resolve("reg/.priv/s").toString());
+      kubelet.awaitRegistration("example.com/walked", WAIT);
+      assertThat(dotNamed.statuses).isEmpty();
+    }
+  }
+
+  @Test
+  void aHiddenDirectoryCreatedAtRuntimeIsNotWatched() throws Exception {
+    // handleCreateEvent: a created entry named ".late" is ignored, so is what appears in it later.
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin late =
+            new TestPlugin(RES, dir.resolve("reg/.late/s"))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .start();
+        TestPlugin sentinel =
+            new TestPlugin("example.com/visible", dir.resolve("reg/visible.sock"))
+                .pluginInfo(info("example.com/visible", "", "v1beta1"))
+                .start()) {
+      kubelet.awaitRegistration("example.com/visible", WAIT);
+      assertThat(kubelet.events())
+          .filteredOn(e -> e.kind() == Kind.PLUGIN_DISCOVERED)
+          .extracting(KubeletEvent::detail)
+          .containsExactly(dir.resolve("reg/visible.sock").toString());
+      assertThat(late.statuses).isEmpty();
+    }
+  }
+
+  @Test
   void findsSocketsThatExistedBeforeStartAndDeregistersOnRemoval() throws Exception {
     try (TestPlugin plugin =
             new TestPlugin(RES, dir.resolve("reg/early.sock"))

@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.deviceplugin4j.testkit.internal.SocketFiles;
 import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
@@ -40,6 +41,43 @@ class RestartTest {
       assertThat(SocketFiles.isSocket(dir.resolve("subdir/nested.sock"))).isTrue();
       assertThat(SocketFiles.isSocket(kubelet.kubeletSocket())).isTrue();
     }
+  }
+
+  @Test
+  void v1_32DeletesEveryRegularFileButTheCheckpointAndWritesNoDeprecationFile() throws Exception {
+    // The 1.32 device manager: removeContents keeps only directories and the checkpoint, and
+    // nothing calls the function that writes DEPRECATION. The default profile does both the
+    // other way.
+    Path old = Files.createDirectories(dir.resolve("v132"));
+    Path latest = Files.createDirectories(dir.resolve("latest"));
+    for (Path d : new Path[] {old, latest}) {
+      Files.writeString(d.resolve("vendor.conf"), "x");
+      Files.writeString(d.resolve("kubelet_internal_checkpoint"), "{}");
+    }
+    try (FakeKubelet v132 =
+            FakeKubelet.builder().pluginDir(old).profile(KubeletProfile.V1_32).start();
+        FakeKubelet newest = FakeKubelet.builder().pluginDir(latest).start()) {
+      assertThat(old.resolve("vendor.conf")).doesNotExist();
+      assertThat(old.resolve("kubelet_internal_checkpoint")).hasContent("{}");
+      assertThat(old.resolve("DEPRECATION")).doesNotExist();
+      assertThat(latest.resolve("vendor.conf")).hasContent("x");
+      assertThat(latest.resolve("DEPRECATION")).exists();
+    }
+  }
+
+  @Test
+  void kubeletVersionsMapToTheProfileCoveringThem() {
+    assertThat(KubeletProfile.forVersion("1.26")).isEqualTo(KubeletProfile.V1_26);
+    assertThat(KubeletProfile.forVersion("v1.31")).isEqualTo(KubeletProfile.V1_27);
+    assertThat(KubeletProfile.forVersion("1.32")).isEqualTo(KubeletProfile.V1_32);
+    assertThat(KubeletProfile.forVersion("1.33")).isEqualTo(KubeletProfile.V1_32);
+    assertThat(KubeletProfile.forVersion("1.36")).isEqualTo(KubeletProfile.V1_34);
+    assertThat(KubeletProfile.forVersion("1.37")).isEqualTo(KubeletProfile.LATEST);
+    assertThat(KubeletProfile.forVersion("latest")).isEqualTo(KubeletProfile.LATEST);
+    assertThatThrownBy(() -> KubeletProfile.forVersion("2"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown kubelet version '2'")
+        .hasMessageContaining("V1_32 from 1.32");
   }
 
   /**
@@ -113,8 +151,7 @@ class RestartTest {
       plugin.start().register(kubelet.kubeletSocket());
       kubelet.awaitRegistration(RES, WAIT);
       Mark restarted = kubelet.restart();
-      org.assertj.core.api.Assertions.assertThatThrownBy(
-              () -> kubelet.awaitRegistration(RES, restarted, Duration.ofMillis(100)))
+      assertThatThrownBy(() -> kubelet.awaitRegistration(RES, restarted, Duration.ofMillis(100)))
           .isInstanceOf(AssertionError.class)
           .hasMessageContaining("RESTART");
     }
@@ -144,7 +181,7 @@ class RestartTest {
       Registration again = kubelet.awaitRegistration(RES, m, WAIT);
       assertThat(again.isAfter(m)).isTrue();
       assertThat(again.at()).isBefore(returned);
-      org.assertj.core.api.Assertions.assertThatThrownBy(
+      assertThatThrownBy(
               () -> kubelet.awaitRegistrationAfter(RES, returned, Duration.ofMillis(200)))
           .isInstanceOf(AssertionError.class);
     }

@@ -37,8 +37,15 @@ public final class UdsServer {
 
   private static final Logger LOG = LoggerFactory.getLogger(UdsServer.class);
 
-  /** Extra bytes the private bind path needs beyond the directory: {@code /.dp4jXXXXXXXX/s}. */
-  public static final int PRIVATE_PATH_EXTRA = "/.dp4j00000000/s".length();
+  /**
+   * Extra bytes the private bind path needs beyond the directory: {@code /.dp4jXXXXXXXX/.s}. The
+   * socket's own name starts with a dot too: the kubelet's plugin watcher descends into hidden
+   * directories when it walks {@code plugins_registry} at start and skips only entries whose own
+   * name starts with a dot ({@code pluginwatcher/plugin_watcher.go}, {@code traversePluginDir} and
+   * {@code handleCreateEvent}), so a standby named {@code s} there would be registered as a second
+   * plugin.
+   */
+  public static final int PRIVATE_PATH_EXTRA = "/.dp4j00000000/.s".length();
 
   private final Server server;
   private final Path path;
@@ -99,7 +106,7 @@ public final class UdsServer {
       EventLoopGroup group)
       throws IOException {
     Path privateDir = createPrivateDir(dir);
-    Path bindPath = privateDir.resolve("s");
+    Path bindPath = privateDir.resolve(".s");
     Server server = null;
     try {
       server = grpcServer(bindPath, services, group);

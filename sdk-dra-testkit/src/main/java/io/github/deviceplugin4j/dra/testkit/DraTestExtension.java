@@ -31,10 +31,11 @@ import org.junit.platform.commons.support.AnnotationSupport;
 /**
  * The extension behind {@link DraTest @DraTest}; use the annotation rather than this class.
  *
- * <p>Before each test: a short temporary directory, the fake kubelet watching {@code reg/} in it,
- * the mock API server in CRUD mode with a client, and the node's {@code Node} object; then the test
- * instance's fields of the supported types are set. After each test: the kubelet, the client and
- * the server are closed and the directory deleted, whatever the test's outcome.
+ * <p>Before each test: a short temporary directory, the mock API server in CRUD mode with a client,
+ * the node's {@code Node} object, and the fake kubelet watching {@code reg/} in the directory,
+ * which deletes the node's ResourceSlices at each start and restart as kubelets from 1.32 do; then
+ * the test instance's fields of the supported types are set. After each test: the kubelet, the
+ * client and the server are closed and the directory deleted, whatever the test's outcome.
  */
 public final class DraTestExtension
     implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
@@ -66,11 +67,6 @@ public final class DraTestExtension
     Path root = Files.createTempDirectory(shortTempBase(), "dra");
     Resources r = new Resources(root);
     context.getStore(NAMESPACE).put(Resources.class, r);
-    FakeKubelet.Builder kubelet =
-        FakeKubelet.builder().pluginDir(root.resolve("dp")).registryDir(root.resolve("reg"));
-    kubelet.draHealthService(
-        settings.draHealthService().isEmpty() ? null : settings.draHealthService());
-    r.kubelet = kubelet.start();
     r.server =
         new KubernetesMockServer(
             new Context(),
@@ -85,6 +81,17 @@ public final class DraTestExtension
         .resource(
             new NodeBuilder().withNewMetadata().withName(settings.nodeName()).endMetadata().build())
         .create();
+    KubernetesClient client = r.client;
+    String node = settings.nodeName();
+    FakeKubelet.Builder kubelet =
+        FakeKubelet.builder()
+            .pluginDir(root.resolve("dp"))
+            .registryDir(root.resolve("reg"))
+            // Like the kubelet's DRA registration handler at every start (1.32 and newer).
+            .draResourceSliceWiper(() -> wipeResourceSlices(client, node));
+    kubelet.draHealthService(
+        settings.draHealthService().isEmpty() ? null : settings.draHealthService());
+    r.kubelet = kubelet.start();
     r.cluster = new DraCluster(r.kubelet, r.server, r.client, settings.nodeName(), root);
     for (Object instance : context.getRequiredTestInstances().getAllInstances()) {
       inject(instance, r);
@@ -126,6 +133,21 @@ public final class DraTestExtension
         }
         f.setAccessible(true);
         f.set(instance, r.valueOf(f.getType()));
+      }
+    }
+  }
+
+  /**
+   * Deletes every ResourceSlice of the node, of all drivers, as the kubelet does when its DRA
+   * registration handler starts ({@code wipeResourceSlices}: a DeleteCollection with the field
+   * selector {@code spec.nodeName}; the mock server filters no fields, so here a list, then one
+   * delete per slice of the node).
+   */
+  static void wipeResourceSlices(KubernetesClient client, String nodeName) {
+    var slices = client.dynamicResourceAllocation().v1().resourcesSlices();
+    for (var slice : slices.list().getItems()) {
+      if (slice.getSpec() != null && nodeName.equals(slice.getSpec().getNodeName())) {
+        slices.withName(slice.getMetadata().getName()).delete();
       }
     }
   }

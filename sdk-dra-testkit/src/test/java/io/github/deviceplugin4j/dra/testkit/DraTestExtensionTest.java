@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -86,6 +89,48 @@ class DraTestExtensionTest {
       SEEN.add(cluster);
       throw new AssertionError("the test itself fails");
     }
+  }
+
+  @DraTest(nodeName = "worker-7")
+  static class WipeFixture {
+    private static ResourceSlice slice(String name, String node) {
+      return new ResourceSliceBuilder()
+          .withNewMetadata()
+          .withName(name)
+          .endMetadata()
+          .withNewSpec()
+          .withDriver("gpu.example.com")
+          .withNodeName(node)
+          .withNewPool()
+          .withName(node)
+          .withGeneration(1L)
+          .withResourceSliceCount(1L)
+          .endPool()
+          .endSpec()
+          .build();
+    }
+
+    @Test
+    void test(DraCluster cluster) {
+      var slices = cluster.client().dynamicResourceAllocation().v1().resourcesSlices();
+      slices.resource(slice("mine", "worker-7")).create();
+      slices.resource(slice("other", "worker-8")).create();
+
+      var mark = cluster.kubelet().restart();
+
+      assertThat(slices.list().getItems())
+          .extracting(s -> s.getMetadata().getName())
+          .containsExactly("other");
+      assertThat(cluster.kubelet().events(mark))
+          .anyMatch(e -> e.kind() == KubeletEvent.Kind.DRA_SLICES_WIPED);
+      SEEN.add(cluster);
+    }
+  }
+
+  @Test
+  void theKubeletDeletesTheNodesResourceSlicesAtARestartLikeAKubeletFrom1_32() {
+    run(WipeFixture.class).assertStatistics(s -> s.started(1).succeeded(1));
+    assertThat(SEEN).hasSize(1);
   }
 
   @Test

@@ -11,6 +11,9 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +32,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +56,18 @@ import org.slf4j.LoggerFactory;
  * own; updates that arrive while it works are coalesced into one sync. A failed sync (a conflict,
  * the API server away) is retried with exponential backoff until it succeeds or the publisher is
  * closed.
+ *
+ * <p>Slices deleted or changed by someone else are restored: once it has something to publish, the
+ * publisher watches its own slices (by their labels) and, when one it wants is deleted or changed
+ * in a way it did not write, syncs the pool again after the coalescing delay (so a burst of events
+ * costs one list, and at most the writes it needs). The kubelet deletes every ResourceSlice of its
+ * node when its DRA registration handler starts (each kubelet start from 1.32: {@code
+ * wipeResourceSlices} in {@code pkg/kubelet/cm/dra/plugin/registration.go}), and a driver's slices
+ * some time after its last plugin deregistered; upstream's Go helper restores them from an informer
+ * on its own slices, this publisher from a watch. Its own writes trigger no sync (it remembers the
+ * resource versions it wrote), so there is no loop. When the watch ends for good (the client gives
+ * up reconnecting, e.g. after "410 Gone"), it is opened again after the initial backoff and the
+ * pool is synced; the periodic resync ({@link Builder#resyncInterval}) stays as a safety net.
  *
  * <p>Slice names are deterministic: {@code <index as 5 hex digits>-<driver>-<node>} (shortened with
  * a hash when longer than 253 characters). Upstream's Go controller uses the same prefix with
@@ -102,6 +118,12 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   private final AtomicLong deletes = new AtomicLong();
   private final AtomicLong conflicts = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong repairs = new AtomicLong();
+
+  // Only touched on the worker thread: "name@resourceVersion" of each own write whose watch event
+  // has not arrived yet, and per name the own deletes whose event has not arrived yet.
+  private final Set<String> ownWrites = new HashSet<>();
+  private final Map<String, Integer> ownDeletes = new HashMap<>();
 
   // Guarded by this.
   private List<Device> desired; // null: the pool is to be removed
@@ -117,6 +139,8 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   private List<Device> lastPublished;
   private boolean lastPublishedKnown;
   private Duration backoff;
+  private Watch watch; // guarded by this
+  private boolean watchWanted; // guarded by this: open (again) on the next run
 
   private record Pending(long version, CompletableFuture<Void> future) {}
 
@@ -130,6 +154,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
     this.maxBackoff = b.maxBackoff;
     this.backoff = b.initialBackoff;
     this.removeOnClose = b.removeOnClose;
+    this.watchWanted = b.watchSlices;
     this.closeTimeout = b.closeTimeout;
     this.labels = Map.of(DRIVER_LABEL, driverName, POOL_LABEL, labelValue(nodeName));
     this.worker =
@@ -247,6 +272,16 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   }
 
   /**
+   * How often the watch saw a slice of the pool deleted or changed by someone else and the pool was
+   * synced again.
+   *
+   * @return the number of repairs started
+   */
+  public long repairs() {
+    return repairs.get();
+  }
+
+  /**
    * Stops publishing. When built with {@link Builder#removeOnClose(boolean)}, first deletes the
    * pool's slices, waiting at most the close timeout. Pending futures fail.
    */
@@ -278,6 +313,10 @@ public final class ResourceSlicePublisher implements AutoCloseable {
       closed = true;
       left = new ArrayList<>(pending);
       pending.clear();
+      if (watch != null) {
+        watch.close();
+        watch = null;
+      }
     }
     worker.shutdownNow();
     for (Pending p : left) {
@@ -322,6 +361,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
       forceSync = false;
     }
     try {
+      openWatchIfWanted();
       if (!force && lastPublishedKnown && Objects.equals(want, lastPublished)) {
         log.debug("pool {} of driver {} unchanged: nothing to write", nodeName, driverName);
       } else if (want == null) {
@@ -463,7 +503,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
       if (old == null) {
         create(slice);
       } else {
-        api().resource(slice).update();
+        remember(api().resource(slice).update());
         updates.incrementAndGet();
       }
     }
@@ -483,7 +523,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   private void create(ResourceSlice slice) {
     String name = slice.getMetadata().getName();
     try {
-      api().resource(slice).create();
+      remember(api().resource(slice).create());
       creates.incrementAndGet();
     } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
@@ -494,7 +534,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
               .findFirst()
               .orElseThrow(() -> e);
       slice.getMetadata().setResourceVersion(found.getMetadata().getResourceVersion());
-      api().resource(slice).update();
+      remember(api().resource(slice).update());
       updates.incrementAndGet();
     }
   }
@@ -578,12 +618,129 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   }
 
   private void delete(ResourceSlice s) {
+    String name = s.getMetadata().getName();
+    ownDeletes.merge(name, 1, Integer::sum);
+    boolean deleted = false;
     try {
-      api().withName(s.getMetadata().getName()).delete();
+      api().withName(name).delete();
       deletes.incrementAndGet();
+      deleted = true;
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404) {
         throw e;
+      }
+    } finally {
+      if (!deleted) {
+        ownDeletes.computeIfPresent(name, (n, c) -> c > 1 ? c - 1 : null);
+      }
+    }
+  }
+
+  private void remember(ResourceSlice s) {
+    if (s != null && s.getMetadata() != null && s.getMetadata().getResourceVersion() != null) {
+      if (ownWrites.size() > 10_000) {
+        ownWrites.clear(); // events lost with a broken watch: at worst one needless sync
+      }
+      ownWrites.add(s.getMetadata().getName() + "@" + s.getMetadata().getResourceVersion());
+    }
+  }
+
+  /** On the worker: opens the watch on this pool's slices when it is wanted and not open. */
+  private void openWatchIfWanted() {
+    synchronized (this) {
+      if (!watchWanted || closed) {
+        return;
+      }
+      watchWanted = false;
+    }
+    Watch w;
+    try {
+      w = api().withLabels(labels).watch(new SliceWatcher());
+    } catch (RuntimeException e) {
+      synchronized (this) {
+        watchWanted = true;
+      }
+      throw e; // retried with the backoff, like a failed sync
+    }
+    synchronized (this) {
+      if (closed) {
+        w.close();
+      } else {
+        watch = w;
+      }
+    }
+  }
+
+  /** Someone else deleted or changed a slice of the pool: sync again (coalesced). */
+  private void repair(String why) {
+    synchronized (this) {
+      if (closed || !hasDesired || desired == null) {
+        return;
+      }
+      repairs.incrementAndGet();
+      log.info("ResourceSlice {}: restoring pool {} of driver {}", why, nodeName, driverName);
+      request(desired, true);
+    }
+  }
+
+  /** Watches this pool's slices; runs on the client's threads. */
+  private final class SliceWatcher implements Watcher<ResourceSlice> {
+    @Override
+    public void eventReceived(Action action, ResourceSlice slice) {
+      if (slice == null || slice.getMetadata() == null) {
+        return;
+      }
+      String name = slice.getMetadata().getName();
+      String version = slice.getMetadata().getResourceVersion();
+      // Judged on the worker, after the sync that may have written this very version remembered
+      // it: an event of the publisher's own write is never taken for someone else's.
+      try {
+        worker.execute(() -> judge(action, name, version));
+      } catch (RejectedExecutionException closing) {
+        // the publisher is closed
+      }
+    }
+
+    private void judge(Action action, String name, String version) {
+      switch (action) {
+        case DELETED -> {
+          Integer own = ownDeletes.get(name);
+          if (own == null) {
+            repair(name + " was deleted by someone else");
+          } else if (own > 1) {
+            ownDeletes.put(name, own - 1);
+          } else {
+            ownDeletes.remove(name);
+          }
+        }
+        case ADDED, MODIFIED -> {
+          if (!ownWrites.remove(name + "@" + version)) {
+            repair(name + " was written by someone else (" + action + ")");
+          }
+        }
+        default -> {
+          // ERROR, BOOKMARK: nothing to repair
+        }
+      }
+    }
+
+    @Override
+    public void onClose(WatcherException cause) {
+      synchronized (ResourceSlicePublisher.this) {
+        watch = null;
+        if (closed) {
+          return;
+        }
+        log.info(
+            "the watch on the ResourceSlices of pool {} of driver {} ended ({}); opening it again",
+            nodeName,
+            driverName,
+            cause.getMessage());
+        watchWanted = true;
+        if (hasDesired && desired != null) {
+          forceSync = true;
+        }
+        scheduleLocked(jitter(initialBackoff));
       }
     }
   }
@@ -655,6 +812,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(30);
     private Duration resyncInterval = Duration.ofMinutes(10);
+    private boolean watchSlices = true;
     private boolean removeOnClose;
     private Duration closeTimeout = Duration.ofSeconds(10);
 
@@ -735,6 +893,19 @@ public final class ResourceSlicePublisher implements AutoCloseable {
      */
     public Builder resyncInterval(Duration interval) {
       this.resyncInterval = nonNegative(interval, "resyncInterval");
+      return this;
+    }
+
+    /**
+     * Whether the publisher watches its own slices and restores them when someone else deletes or
+     * changes them (default true: the kubelet deletes a node's slices when it starts). Without the
+     * watch, only the periodic resync repairs them.
+     *
+     * @param value false to rely on the periodic resync alone
+     * @return this builder
+     */
+    public Builder watchSlices(boolean value) {
+      this.watchSlices = value;
       return this;
     }
 

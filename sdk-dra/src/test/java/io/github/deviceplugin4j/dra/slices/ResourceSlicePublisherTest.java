@@ -126,6 +126,34 @@ class ResourceSlicePublisherTest {
   }
 
   @Test
+  void aSliceDeletedBySomeoneElseIsRestoredFromTheWatchNotFromThePeriodicResync() throws Exception {
+    done(publisher().publish(devices(3)));
+    String name = slices().get(0).getMetadata().getName();
+
+    // What a 1.32+ kubelet does at start (wipeResourceSlices); the resync interval is 10 minutes.
+    api.client.dynamicResourceAllocation().v1().resourcesSlices().withName(name).delete();
+
+    await().atMost(WAIT).until(() -> slices().size() == 1);
+    assertThat(slices().get(0).getSpec().getDevices()).hasSize(3);
+    await().atMost(WAIT).until(() -> publisher.stats().creates() == 2);
+    assertThat(publisher.repairs()).isEqualTo(1);
+  }
+
+  @Test
+  void thePublishersOwnWritesStartNoRepair() throws Exception {
+    done(publisher().publish(devices(3)));
+    done(publisher.publish(devices(5)));
+    done(publisher.removeAll());
+    done(publisher.publish(devices(1)));
+    // A sentinel: a slice deleted by someone else is repaired, and only after the writes above.
+    api.client.dynamicResourceAllocation().v1().resourcesSlices().delete();
+    await().atMost(WAIT).until(() -> publisher.repairs() >= 1);
+    await().atMost(WAIT).until(() -> slices().size() == 1);
+
+    assertThat(publisher.repairs()).isEqualTo(1);
+  }
+
+  @Test
   void theSameDevicesAgainInAnotherOrderWriteNothing() throws Exception {
     done(publisher().publish(devices(3)));
     int requests = api.server.getRequestCount();
@@ -229,7 +257,15 @@ class ResourceSlicePublisherTest {
 
   @Test
   void aSliceWhoseLabelsWereRemovedIsTakenOverNotDuplicated() throws Exception {
-    done(publisher().publish(devices(3)));
+    // The create-then-take-over path alone: with the watch on, the label edit would also start a
+    // repair, racing with the publish below for the same takeover.
+    publisher =
+        ResourceSlicePublisher.builder(api.client, DRIVER, NODE)
+            .coalesceDelay(Duration.ZERO)
+            .backoff(Duration.ofMillis(10), Duration.ofMillis(200))
+            .watchSlices(false)
+            .build();
+    done(publisher.publish(devices(3)));
     String name = ResourceSlicePublisher.sliceName(DRIVER, NODE, 0);
     api.client
         .dynamicResourceAllocation()

@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.testkit.cli;
 
+import io.github.deviceplugin4j.testkit.KubeletProfile;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -60,6 +61,19 @@ final class Args {
       return Long.parseLong(v);
     } catch (NumberFormatException e) {
       throw new UsageException(name + " needs a number, got " + v);
+    }
+  }
+
+  /** The profile of {@code --kubelet-version} (default {@link KubeletProfile#LATEST}). */
+  static KubeletProfile kubeletProfile(Args a) {
+    String v = a.get("--kubelet-version");
+    if (v == null) {
+      return KubeletProfile.LATEST;
+    }
+    try {
+      return KubeletProfile.forVersion(v);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--kubelet-version: " + e.getMessage());
     }
   }
 

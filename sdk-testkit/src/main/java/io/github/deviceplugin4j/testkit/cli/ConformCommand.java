@@ -27,9 +27,10 @@ final class ConformCommand {
       """
       fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
                            [--register-timeout-seconds N] [--checks ID,...] [--strict]
-                           [--verbose] -- COMMAND [ARG...]
+                           [--kubelet-version V] [--verbose] -- COMMAND [ARG...]
       fake-kubelet conform --dra [--registry-dir DIR] [--driver NAME] [--dir DIR]
-                           [--junit-xml FILE] [--checks ID,...] [--strict] -- COMMAND [ARG...]
+                           [--junit-xml FILE] [--checks ID,...] [--strict]
+                           [--kubelet-version V] -- COMMAND [ARG...]
 
         Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
         DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
@@ -42,6 +43,10 @@ final class ConformCommand {
         echoes the plugin's output and prints the kubelet's event log. The process gets
         SIGTERM at the end: start the plugin with exec in a wrapper script so the signal
         reaches it.
+
+        --kubelet-version (1.26 to 1.37, or latest, the default) models that kubelet where
+        versions differ: its start-up cleanup of DIR, its stream-end bookkeeping, and for DRA
+        which supported_versions it knows (1.32/1.33 fall back to v1alpha3.Node, 1.34+ refuse).
 
         With --dra the fake watches the plugins registry (--registry-dir, default a new
         directory; PLUGINS_REGISTRY_DIR and {registry} for the driver) for a DRA driver
@@ -75,7 +80,8 @@ final class ConformCommand {
                 "--register-timeout-seconds",
                 "--checks",
                 "--registry-dir",
-                "--driver"),
+                "--driver",
+                "--kubelet-version"),
             Set.of("--verbose", "--strict", "--dra"));
     boolean dra = a.flag("--dra");
     if (a.command.isEmpty()) {
@@ -136,7 +142,10 @@ final class ConformCommand {
       kubeletDir = tempRoot.resolve("dp");
     }
     FakeKubelet.Builder b =
-        FakeKubelet.builder().pluginDir(kubeletDir).strictPreferredAllocation(false);
+        FakeKubelet.builder()
+            .pluginDir(kubeletDir)
+            .profile(Args.kubeletProfile(a))
+            .strictPreferredAllocation(false);
     registryDir.ifPresent(b::registryDir);
     Instant started = Instant.now();
     List<Result> results;

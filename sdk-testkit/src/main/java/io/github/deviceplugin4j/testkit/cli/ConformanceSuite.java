@@ -821,6 +821,15 @@ final class ConformanceSuite {
     return ordered();
   }
 
+  private static final String KNOWN_NAMES_HINT =
+      "list \""
+          + FakeKubelet.DRA_V1_SERVICE
+          + "\" and/or \""
+          + FakeKubelet.DRA_V1BETA1_SERVICE
+          + "\" in PluginInfo.supported_versions, newest first (upstream's DRAPluginService"
+          + " constants, not the full gRPC names such as"
+          + " k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin)";
+
   private String draRegisters() {
     long deadline = System.nanoTime() + registerTimeout.toNanos();
     while (true) {
@@ -830,6 +839,15 @@ final class ConformanceSuite {
               .findFirst();
       if (r.isPresent()) {
         resource = r.get().driver();
+        if (r.get().service().equals(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE)) {
+          throw fail(
+              "the registration lists no DRA service the kubelet knows, so a 1.32/1.33 kubelet"
+                  + " falls back to "
+                  + FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE
+                  + " and every NodePrepareResources fails Unimplemented (1.34 and newer refuse"
+                  + " it): "
+                  + KNOWN_NAMES_HINT);
+        }
         return "registered "
             + resource
             + " (endpoint "
@@ -843,7 +861,11 @@ final class ConformanceSuite {
               .filter(e -> e.kind() == Kind.DRA_REGISTER && e.outcome() == Outcome.FAILED)
               .findFirst();
       if (refused.isPresent()) {
-        throw fail("the kubelet refused the registration: " + refused.get().detail());
+        String detail = refused.get().detail();
+        throw fail(
+            "the kubelet refused the registration: "
+                + detail
+                + (detail.contains("none of services supported") ? "; " + KNOWN_NAMES_HINT : ""));
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {

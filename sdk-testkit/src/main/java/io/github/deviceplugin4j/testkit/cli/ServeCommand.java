@@ -31,10 +31,13 @@ final class ServeCommand {
       """
       fake-kubelet serve --dir DIR [--watcher-dir DIR] [--pod-resources SOCKET]
                          [--grace-period-seconds N] [--supported-versions v1beta1,...]
-                         [--exit-on-eof]
+                         [--kubelet-version 1.26|1.32|1.34|latest] [--exit-on-eof]
 
         Serves kubelet.sock in DIR (and watches a plugins registry, and serves PodResources) and
-        prints every event as one JSON object per line on stdout. Commands on stdin, one a line:
+        prints every event as one JSON object per line on stdout. --kubelet-version picks which
+        kubelet's behaviour is modelled where versions differ (default latest; see
+        KubeletProfile): e.g. 1.26 and 1.32 delete every regular file of DIR on a restart, newer
+        ones only sockets. Commands on stdin, one a line:
           allocate RESOURCE COUNT         the kubelet chooses COUNT devices
           allocate RESOURCE ID...         exactly these device IDs (use --ids before a numeric ID)
           release POD_UID [CONTAINER]     release a pod's (or one container's) devices
@@ -69,7 +72,8 @@ final class ServeCommand {
                 "--watcher-dir",
                 "--pod-resources",
                 "--grace-period-seconds",
-                "--supported-versions"),
+                "--supported-versions",
+                "--kubelet-version"),
             Set.of("--exit-on-eof"));
     if (a.get("--dir") == null) {
       throw new Args.UsageException("serve needs --dir DIR");
@@ -78,7 +82,10 @@ final class ServeCommand {
       throw new Args.UsageException("serve takes no command after --");
     }
     FakeKubelet.Builder b =
-        FakeKubelet.builder().pluginDir(Path.of(a.get("--dir"))).eventListener(this::print);
+        FakeKubelet.builder()
+            .pluginDir(Path.of(a.get("--dir")))
+            .profile(Args.kubeletProfile(a))
+            .eventListener(this::print);
     if (a.get("--watcher-dir") != null) {
       b.registryDir(Path.of(a.get("--watcher-dir")));
     }

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
@@ -15,9 +16,16 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * The kubelet's plugin watcher: watches a directory (and its subdirectories) for socket files and
- * reports each new socket and each removed path. Names starting with '.' are ignored, as in the
- * kubelet. Existing sockets are reported on start.
+ * The kubelet's plugin watcher ({@code pkg/kubelet/pluginmanager/pluginwatcher/plugin_watcher.go},
+ * the same shape from v1.26 to today): watches a directory and its subdirectories for socket files
+ * and reports each new socket and each removed path.
+ *
+ * <p>It walks like the kubelet, bugs included. At start ({@code traversePluginDir}, a {@code
+ * filepath.Walk}) it descends into <em>every</em> directory, hidden ones included, watches each,
+ * and hands each socket found to the create handler, which ignores an entry only when its own name
+ * starts with '.'; so {@code .hidden/s} is reported and {@code .hidden/.s} is not. At runtime
+ * ({@code handleCreateEvent}) a created entry whose own name starts with '.' is ignored, a hidden
+ * directory included (it is not watched then), and a created directory is walked as at start.
  */
 public final class RegistryWatcher implements AutoCloseable {
   private final Path dir;
@@ -54,6 +62,7 @@ public final class RegistryWatcher implements AutoCloseable {
     thread.start();
   }
 
+  /** {@code traversePluginDir}: watches the directory, then walks everything under it. */
   private void traverse(Path d) throws IOException {
     keys.put(
         d.register(
@@ -61,11 +70,16 @@ public final class RegistryWatcher implements AutoCloseable {
         d);
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(d)) {
       for (Path p : entries) {
-        handleCreate(p);
+        if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+          traverse(p); // hidden or not: filepath.Walk descends into every directory
+        } else if (SocketFiles.isSocket(p)) {
+          handleCreate(p);
+        }
       }
     }
   }
 
+  /** {@code handleCreateEvent}: only the entry's own name is checked for a leading dot. */
   private void handleCreate(Path p) throws IOException {
     if (p.getFileName().toString().startsWith(".")) {
       return;

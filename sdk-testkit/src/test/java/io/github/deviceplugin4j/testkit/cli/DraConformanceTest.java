@@ -53,8 +53,27 @@ class DraConformanceTest {
       }
     }
     assertThat(run.output())
-        .contains("service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin")
+        .contains("service v1.DRAPlugin")
         .containsPattern("registered again \\d+ ms after the restart");
+  }
+
+  @Test
+  void aDriverListingTheFullGrpcNamesFailsRegistrationNamingTheExpectedStrings() {
+    // 1.34 and newer (the default profile) refuse it with the kubelet's own text.
+    ConformanceTest.Run latest = ConformanceTest.conform(options(), driver("--full-grpc-names"));
+    assertThat(latest.exitCode()).as(latest.output()).isEqualTo(1);
+    assertThat(latest.output())
+        .containsPattern("FAIL  dra-registers .*none of services supported by the plugin")
+        .contains("list \"v1.DRAPlugin\" and/or \"v1beta1.DRAPlugin\"");
+
+    // 1.32 accepts it on v1alpha3.Node, where every call would fail: the check still fails.
+    List<String> v132 = new ArrayList<>(options());
+    v132.addAll(List.of("--kubelet-version", "1.32"));
+    ConformanceTest.Run old = ConformanceTest.conform(v132, driver("--full-grpc-names"));
+    assertThat(old.exitCode()).as(old.output()).isEqualTo(1);
+    assertThat(old.output())
+        .containsPattern("FAIL  dra-registers .*falls back to v1alpha3.Node")
+        .contains("list \"v1.DRAPlugin\" and/or \"v1beta1.DRAPlugin\"");
   }
 
   @Test

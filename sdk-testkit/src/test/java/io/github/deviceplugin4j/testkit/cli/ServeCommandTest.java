@@ -10,8 +10,11 @@ import java.io.PipedOutputStream;
 import java.io.PrintStream;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
@@ -89,6 +92,45 @@ class ServeCommandTest {
         .anyMatch(l -> l.startsWith("{\"type\":\"error\",\"command\":\"release nope\""))
         .last()
         .isEqualTo("{\"type\":\"bye\"}");
+  }
+
+  /** Serves with the given extra options, writes a regular file, restarts, quits. */
+  private boolean regularFileSurvivesARestart(String... options) throws Exception {
+    PipedOutputStream feed = new PipedOutputStream();
+    PipedInputStream stdin = new PipedInputStream(feed, 1 << 16);
+    ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(stdout, true, StandardCharsets.UTF_8);
+    Path pluginDir = Files.createDirectories(dir.resolve("dp" + options.length));
+    Path regular = Files.writeString(pluginDir.resolve("vendor.conf"), "x");
+    List<String> argv = new ArrayList<>(List.of("serve", "--dir", pluginDir.toString()));
+    argv.addAll(List.of(options));
+    CompletableFuture<Integer> exit =
+        CompletableFuture.supplyAsync(() -> Main.run(argv.toArray(String[]::new), stdin, out, out));
+    try (Writer w = new java.io.OutputStreamWriter(feed, StandardCharsets.UTF_8)) {
+      send(w, "restart");
+      send(w, "quit");
+      assertThat(exit.get(20, TimeUnit.SECONDS)).as(stdout.toString()).isZero();
+    }
+    return Files.exists(regular);
+  }
+
+  @Test
+  void kubeletVersionSelectsTheProfileOfTheStartUpCleanup() throws Exception {
+    // devicemanager/manager.go removeContents in v1.26: every non-directory entry but the
+    // checkpoint; the default (latest) profile deletes only sockets.
+    assertThat(regularFileSurvivesARestart()).isTrue();
+    assertThat(regularFileSurvivesARestart("--kubelet-version", "1.26")).isFalse();
+  }
+
+  @Test
+  void anUnknownKubeletVersionIsAUsageErrorNamingTheProfiles() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream ps = new PrintStream(err, true, StandardCharsets.UTF_8);
+    String[] argv = {"serve", "--dir", dir.toString(), "--kubelet-version", "1.20"};
+    assertThat(Main.run(argv, System.in, ps, ps)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("unknown kubelet version '1.20'")
+        .contains("V1_26 from 1.26");
   }
 
   private static void send(Writer w, String line) throws IOException {

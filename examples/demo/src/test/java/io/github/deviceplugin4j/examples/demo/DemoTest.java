@@ -49,7 +49,7 @@ class DemoTest {
         .contains("device-info files left: 0")
         .contains(
             "driver fpga.example.com registers as DRAPlugin, endpoint dra.sock, the kubelet chose"
-                + " service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin")
+                + " service v1.DRAPlugin")
         .contains(": 3 devices, pool demo-node generation 1 (1 slice(s) in the pool)")
         .contains("afuId=d8424dc4... interfaceId=")
         .contains("allocated claim demo/accel-claim (uid ")

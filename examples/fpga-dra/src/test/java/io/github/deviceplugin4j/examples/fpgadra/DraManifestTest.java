@@ -72,6 +72,16 @@ class DraManifestTest {
   }
 
   @Test
+  void theReadmeBuildsAndPushesTheImageTheDaemonSetRuns() throws Exception {
+    String image = daemonSet().getSpec().getTemplate().getSpec().getContainers().get(0).getImage();
+    String readme = Files.readString(Path.of("README.md"));
+
+    assertThat(readme)
+        .contains("docker build -t " + image + " examples/fpga-dra")
+        .contains("docker push " + image);
+  }
+
+  @Test
   void daemonSetRunsTheDriverWithItsServiceAccountAndDirectoriesMounted() throws Exception {
     ServiceAccount sa = document(DRA.resolve("rbac.yaml"), 1, ServiceAccount.class);
     DaemonSet ds = daemonSet();

@@ -15,6 +15,7 @@ import io.github.deviceplugin4j.testkit.DraClaim;
 import io.github.deviceplugin4j.testkit.DraDeviceHealth;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.KubeletEvent;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -85,35 +86,81 @@ class FpgaDraOnKubeletTest {
 
   // end::draTest[]
 
-  @Test
-  void theDriverIsRegisteredAgainAfterAKubeletRestart() {
+  /** The driver on a fresh node, started; closed with the host that {@link #host} returns. */
+  private BackendDriver startedDriver() {
     new DraTestNode(root);
     BackendDriver driver =
         FpgaDraDriver.builder(config()).kubernetesClient(cluster.client()).build();
     driver.start();
+    return driver;
+  }
+
+  private DraPluginHost host(BackendDriver driver) {
+    return DraPluginHost.builder(DRIVER, driver)
+        .pluginDir(cluster.pluginDir(DRIVER))
+        .registryDir(cluster.registryDir())
+        .start();
+  }
+
+  @Test
+  void theDriverIsRegisteredAgainAfterAKubeletRestart() {
+    BackendDriver driver = startedDriver();
     try (driver;
-        DraPluginHost host =
-            DraPluginHost.builder(DRIVER, driver)
-                .pluginDir(cluster.pluginDir(DRIVER))
-                .registryDir(cluster.registryDir())
-                .start()) {
+        DraPluginHost host = host(driver)) {
       cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
       var again = cluster.kubelet().awaitDraRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
       assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
-      await()
-          .atMost(WAIT)
-          .until(
-              () ->
-                  cluster
-                          .client()
-                          .dynamicResourceAllocation()
-                          .v1()
-                          .resourcesSlices()
-                          .list()
-                          .getItems()
-                          .size()
-                      == 1);
+      await().atMost(WAIT).until(() -> sliceNames().size() == 1);
     }
+  }
+
+  @Test
+  void theSlicesTheKubeletWipesAtARestartAreBackWithinFiveSecondsWithFewApiCalls() {
+    BackendDriver driver = startedDriver();
+    try (driver;
+        DraPluginHost host = host(driver)) {
+      FakeKubelet kubelet = cluster.kubelet();
+      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      await().atMost(WAIT).until(() -> sliceNames().size() == 1);
+      List<String> published = sliceNames();
+
+      for (int restart = 1; restart <= 2; restart++) {
+        int before = cluster.apiServer().getRequestCount();
+        var mark = kubelet.restart();
+        // Like a 1.32+ kubelet's DRA registration handler: every slice of the node is deleted.
+        assertThat(kubelet.events(mark))
+            .anyMatch(
+                e ->
+                    e.kind() == KubeletEvent.Kind.DRA_SLICES_WIPED
+                        && e.outcome() == KubeletEvent.Outcome.OK);
+        long wiped = System.nanoTime();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> sliceNames().equals(published));
+
+        long restoredMs = (System.nanoTime() - wiped) / 1_000_000;
+        int calls = cluster.apiServer().getRequestCount() - before;
+        System.out.printf(
+            "slice-recovery restart=%d restoredAfterMs=%d apiRequestsIncludingTheWipe=%d%n",
+            restart, restoredMs, calls);
+        // The wipe (a list and a delete), then the driver's repair (a list, a create): a
+        // publisher that re-synced on its own writes would keep counting up.
+        assertThat(calls).as("API requests from the wipe to the restored slice").isLessThan(12);
+      }
+    }
+  }
+
+  private List<String> sliceNames() {
+    return cluster
+        .client()
+        .dynamicResourceAllocation()
+        .v1()
+        .resourcesSlices()
+        .list()
+        .getItems()
+        .stream()
+        .map(s -> s.getMetadata().getName())
+        .sorted()
+        .toList();
   }
 
   private FpgaDraConfig config() {

@@ -17,6 +17,8 @@ import java.util.Map;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.w3c.dom.Document;
@@ -27,8 +29,10 @@ import org.w3c.dom.NodeList;
  * Runs {@code fake-kubelet conform} (in this JVM) against raw grpc-java test plugins started as
  * separate JVMs by command line: the correct plugin passes every check; each deliberately broken
  * variant fails (required) or warns about (recommended) exactly the check meant to catch it; a
- * plugin that behaves like the kubelet's own reference stub passes every required check.
+ * plugin that behaves like the kubelet's own reference stub passes every required check. Each test
+ * has its own directories, fake kubelet and plugin process, so they run two at a time.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class ConformanceTest {
   @TempDir Path tmp;
 

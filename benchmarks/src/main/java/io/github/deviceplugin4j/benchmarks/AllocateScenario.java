@@ -38,7 +38,7 @@ public final class AllocateScenario implements Scenario {
     if (ctx.client() == BenchContext.Client.GO) {
       Optional<GoPrograms> go = GoPrograms.build(ctx);
       if (go.isEmpty()) {
-        report.skipped(name() + " --client=go", GoPrograms.MISSING);
+        report.skipped(name() + " --client=go", GoPrograms.missingReason());
         return;
       }
       GoAllocate.run(ctx, report, go.get());

@@ -40,7 +40,7 @@ public final class ObserverScenario implements Scenario {
     if (ctx.client() == BenchContext.Client.GO) {
       Optional<GoPrograms> go = GoPrograms.build(ctx);
       if (go.isEmpty()) {
-        report.skipped(name() + " --client=go", GoPrograms.MISSING);
+        report.skipped(name() + " --client=go", GoPrograms.missingReason());
         return;
       }
       GoObserver.run(ctx, report, go.get());

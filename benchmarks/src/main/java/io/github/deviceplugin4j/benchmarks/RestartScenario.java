@@ -35,7 +35,7 @@ public final class RestartScenario implements Scenario {
     if (ctx.client() == BenchContext.Client.GO) {
       Optional<GoPrograms> go = GoPrograms.build(ctx);
       if (go.isEmpty()) {
-        report.skipped(name() + " --client=go", GoPrograms.MISSING);
+        report.skipped(name() + " --client=go", GoPrograms.missingReason());
         return;
       }
       GoRestart.run(ctx, report, go.get());

@@ -15,7 +15,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,21 +23,20 @@ import org.junit.jupiter.api.Test;
 /**
  * Backend calls that may block run on a worker thread under a deadline: the deadline answers the
  * kubelet at once and interrupts the call, and the interrupt never outlives the call. Calls
- * declared {@link NonBlocking} run on the calling thread.
+ * declared {@link NonBlocking} run on the calling thread. Deadlines run on a {@link ManualTimer}:
+ * one passes when the test moves the clock, never because the machine was slow.
  */
 class BackendCallTest {
 
   static final String RESOURCE = "example.com/inline";
 
-  ScheduledThreadPoolExecutor timer;
+  final ManualTimer timer = new ManualTimer();
   final ExecutorService workers = Executors.newSingleThreadExecutor();
   DeviceState state;
   final List<DevicePluginException> errors = new CopyOnWriteArrayList<>();
 
   @BeforeEach
   void setUp() {
-    timer = new ScheduledThreadPoolExecutor(1);
-    timer.setRemoveOnCancelPolicy(true);
     state =
         new DeviceState(
             List.of(new V1Beta1Adapter("v1beta1")),
@@ -152,28 +150,29 @@ class BackendCallTest {
             .allocate(List.of(List.of("d0")));
     assertThat(f).isCompleted();
     assertThat(ran).containsExactly(caller);
-    assertThat(timer.getQueue()).as("no deadline scheduled").isEmpty();
-    assertThat(timer.getCompletedTaskCount()).isZero();
+    assertThat(timer.scheduled()).as("deadlines scheduled").isZero();
   }
 
   @Test
   void aDeadlineFailsTheCallInterruptsTheBackendAndTheInterruptDoesNotLeak() throws Exception {
     // The backend ignores interrupts (it only looks at the flag, which it leaves set): without
     // the core clearing it, the worker's next task would start interrupted.
+    CountDownLatch inside = new CountDownLatch(1);
     CompletableFuture<List<ContainerAllocation>> f =
         handler(
                 r -> {
-                  long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                  while (!Thread.currentThread().isInterrupted() && System.nanoTime() < deadline) {
+                  inside.countDown();
+                  while (!Thread.currentThread().isInterrupted()) {
                     Thread.onSpinWait();
                   }
-                  assertThat(Thread.currentThread().isInterrupted())
-                      .as("interrupted by the deadline")
-                      .isTrue();
                   return r.defaultAllocation();
                 },
                 Duration.ofMillis(50))
             .allocate(List.of(List.of("d0")));
+    assertThat(inside.await(10, TimeUnit.SECONDS)).as("the backend was called").isTrue();
+    assertThat(timer.advance(Duration.ofMillis(49))).as("fired before the deadline").isZero();
+    assertThat(f).isNotDone();
+    assertThat(timer.advance(Duration.ofMillis(1))).isEqualTo(1);
     assertThat(RequestHandler.unwrap(f.handle((v, e) -> e).get(10, TimeUnit.SECONDS)))
         .isInstanceOf(BackendException.class)
         .hasMessageContaining(
@@ -203,6 +202,7 @@ class BackendCallTest {
                 },
                 Duration.ofMillis(20))
             .allocate(List.of(List.of("d0")));
+    timer.advance(Duration.ofMillis(20));
     assertThat(RequestHandler.unwrap(f.handle((v, e) -> e).get(10, TimeUnit.SECONDS)))
         .isInstanceOf(BackendException.class);
     release.countDown();
@@ -216,9 +216,10 @@ class BackendCallTest {
     for (int i = 0; i < 20; i++) {
       assertThat(h.allocate(List.of(List.of("d0"))).get(10, TimeUnit.SECONDS)).hasSize(1);
     }
-    // Any deadline that was not cancelled would fire within 20 ms: let them all pass.
-    timer.schedule(() -> {}, 40, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
-    assertThat(timer.getQueue()).isEmpty();
+    assertThat(timer.scheduled()).as("one deadline per call").isEqualTo(20);
+    assertThat(timer.pending()).as("deadlines left after the answers").isZero();
+    // Whatever a cancelled deadline would have done, it would have done by now.
+    assertThat(timer.advance(Duration.ofSeconds(1))).isZero();
     Future<Boolean> next = workers.submit(() -> Thread.currentThread().isInterrupted());
     assertThat(next.get(10, TimeUnit.SECONDS)).isFalse();
     assertThat(errors).isEmpty();

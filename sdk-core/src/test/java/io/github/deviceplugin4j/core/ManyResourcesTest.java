@@ -24,20 +24,22 @@ class ManyResourcesTest {
           DevicePluginHost.builder()
               .pluginDir(kubelet.pluginDir())
               .registrationMode(RegistrationMode.LEGACY)
-              .safetyCheckInterval(Duration.ofMillis(200));
+              // 40 checks spread over 1 s: one every 25 ms, which one worker keeps up with even
+              // on a starved machine; submitted all at once they used to need 40.
+              .safetyCheckInterval(Duration.ofSeconds(1));
       for (int i = 0; i < RESOURCES; i++) {
         b.backend(TestBackend.of("example.com/r" + i, "d0"));
       }
       try (DevicePluginHost host = b.start()) {
         await().atMost(Duration.ofSeconds(30)).until(host::isReady);
         // Registering 40 resources at once needs workers; idle ones end after 5 s.
-        await().atMost(Duration.ofSeconds(20)).until(() -> workers() < RESOURCES / 4);
-        // Then, across 10 safety periods, checks spread over the period keep it that way: 40
+        await().atMost(Duration.ofSeconds(60)).until(() -> workers() < RESOURCES / 4);
+        // Then, across 5 safety periods, checks spread over the period keep it that way: 40
         // checks submitted at once used to start a worker thread each, every period.
         AtomicInteger most = new AtomicInteger();
         await()
-            .during(Duration.ofSeconds(2))
-            .atMost(Duration.ofSeconds(10))
+            .during(Duration.ofSeconds(5))
+            .atMost(Duration.ofSeconds(30))
             .pollInterval(Duration.ofMillis(20))
             .until(
                 () -> {

@@ -43,6 +43,8 @@ class ReRegistrationTimingTest {
             DevicePluginHost.builder()
                 .pluginDir(dir)
                 .registrationMode(RegistrationMode.LEGACY)
+                // Only the restart's events can make it register again within the waits below.
+                .safetyCheckInterval(Duration.ofMinutes(10))
                 .backend(TestBackend.of(RESOURCE, "d0"))
                 .listener(listener)
                 .start()) {
@@ -76,9 +78,9 @@ class ReRegistrationTimingTest {
                 + " before restart() returned (100 ms pause): %d of %d",
             RESTARTS, stats(fromServed), stats(fromRestartCall), beforeReturn, RESTARTS);
     System.out.println(report);
-    // Bound: event driven, so far below the 5 s safety check that would otherwise register; the
-    // figures are printed (and measured properly by the benchmarks' restart scenario).
-    assertThat(percentile(fromServed, 99)).as(report).isLessThan(4000.0);
+    // Event driven: with the safety check 10 minutes away, each registration above came from the
+    // restart's events. The figures are printed (and measured properly by the benchmarks' restart
+    // scenario), not bounded: a starved machine may take seconds.
     assertThat(listener.count("registered")).isEqualTo(RESTARTS + 1);
   }
 

@@ -172,11 +172,11 @@ class ReliabilityRegressionTest {
                   answer.onCompleted();
                 });
         DevicePluginHost host =
-            legacyHost(dir).safetyCheckInterval(Duration.ofSeconds(30)).start()) {
+            legacyHost(dir).safetyCheckInterval(Duration.ofMinutes(10)).start()) {
       await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() == 1);
       // Not registered: what the kubelet accepted is gone and serving again fails (the safety
-      // check, which would notice too, runs only every 30 s here).
-      await().atMost(Duration.ofSeconds(2)).until(() -> !host.isReady());
+      // check, which would notice too, runs only every 10 minutes here, far beyond the wait).
+      await().atMost(WAIT).until(() -> !host.isReady());
       await().during(Duration.ofMillis(500)).atMost(WAIT).until(() -> !host.isReady());
       assertThat(host.status(RESOURCE).registered()).isFalse();
       assertThat(host.status(RESOURCE).lastError())
@@ -201,10 +201,12 @@ class ReliabilityRegressionTest {
                   if (!onFirstCall(calls, answer, () -> Files.delete(socket))) {
                     return;
                   }
-                  // like the kubelet: dial the endpoint, retrying, for a while (5 s here)
+                  // like the kubelet: dial the endpoint, retrying, for a while (here far longer
+                  // than the test waits: a plugin that waited for this call to fail before
+                  // serving again would never be ready in time, however fast the machine)
                   try {
                     await()
-                        .atMost(Duration.ofSeconds(5))
+                        .atMost(Duration.ofMinutes(2))
                         .pollInterval(Duration.ofMillis(10))
                         .until(() -> SocketFiles.isLive(socket));
                   } catch (org.awaitility.core.ConditionTimeoutException e) {
@@ -218,7 +220,7 @@ class ReliabilityRegressionTest {
                   answer.onCompleted();
                 });
         DevicePluginHost host = legacyHost(dir).start()) {
-      await().atMost(Duration.ofSeconds(3)).until(host::isReady);
+      await().atMost(Duration.ofSeconds(30)).until(host::isReady);
       assertThat(calls.get()).isEqualTo(1);
       assertThat(host.status(RESOURCE).registrations()).isEqualTo(1);
       assertThat(SocketFiles.isLive(socket)).isTrue();

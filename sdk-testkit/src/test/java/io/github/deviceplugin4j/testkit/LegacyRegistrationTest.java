@@ -11,6 +11,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -166,6 +173,64 @@ class LegacyRegistrationTest {
         .isGreaterThanOrEqualTo(Duration.ofSeconds(9));
     assertThat(kubelet.events())
         .anyMatch(e -> e.kind() == Kind.ENDPOINT_NOT_READY && e.resource().equals(RES));
+  }
+
+  @Test
+  void closingWhileARegisterDialsAnswersItBeforeTheEventLoopStops() throws Exception {
+    // The Register handler dials for up to 10 s; close() interrupts it, and its answer must still
+    // find a running event loop (it used to log a RejectedExecutionException: event executor
+    // terminated).
+    List<LogRecord> logged = new CopyOnWriteArrayList<>();
+    Handler capture =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            logged.add(r);
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    Logger root = Logger.getLogger("");
+    root.addHandler(capture);
+    try {
+      CompletableFuture<Throwable> answer = new CompletableFuture<>();
+      Thread registering =
+          new Thread(
+              () -> {
+                try {
+                  plugin.register(kubelet.kubeletSocket(), "v1beta1", RES, "missing.sock");
+                  answer.complete(null);
+                } catch (RuntimeException e) {
+                  answer.complete(e);
+                }
+              });
+      registering.start();
+      kubelet.awaitEvent(e -> e.kind() == Kind.ENDPOINT_NOT_READY, WAIT);
+      kubelet.close();
+      assertThat(answer.get(30, TimeUnit.SECONDS)).as("Register fails").isNotNull();
+      registering.join();
+    } finally {
+      root.removeHandler(capture);
+    }
+    assertThat(kubelet.verifyClosed()).isEmpty();
+    assertThat(logged)
+        .filteredOn(LegacyRegistrationTest::rejectedExecution)
+        .extracting(r -> r.getLoggerName() + ": " + r.getThrown())
+        .as("records of an executor used after shutdown")
+        .isEmpty();
+  }
+
+  private static boolean rejectedExecution(LogRecord r) {
+    for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
+      if (t instanceof RejectedExecutionException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Test

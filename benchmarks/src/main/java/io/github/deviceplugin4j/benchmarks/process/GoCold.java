@@ -38,7 +38,7 @@ public final class GoCold implements Scenario {
     }
     Optional<GoPrograms> found = GoPrograms.build(ctx);
     if (found.isEmpty()) {
-      report.skipped(name(), GoPrograms.MISSING);
+      report.skipped(name(), GoPrograms.missingReason());
       return;
     }
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));

@@ -122,7 +122,7 @@ public final class GoFlags implements Scenario {
     }
     Optional<GoPrograms> found = GoPrograms.build(ctx);
     if (found.isEmpty()) {
-      report.skipped(name(), GoPrograms.MISSING);
+      report.skipped(name(), GoPrograms.missingReason());
       return;
     }
     GoPrograms go = found.get();

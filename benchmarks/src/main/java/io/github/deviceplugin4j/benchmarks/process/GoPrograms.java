@@ -6,15 +6,19 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The benchmark's Go programs ({@code benchmarks/go}), built by {@code benchmarks/go/build.sh} into
  * {@code benchmarks/target/go/bin}: the kubelet-like {@code kubelet-client}, the {@code
  * stub-plugin} peer and the {@code fake-kubelet} that times re-registration. Go is optional: the
- * Maven build never needs it, and {@link #build} answers empty when {@code go} is not on the PATH.
+ * Maven build never needs it, and {@link #build} answers empty unless the whole toolchain (go,
+ * protoc, its two Go generators and Debian's Go gRPC and protobuf packages) is installed.
  *
  * @param kubeletClient drives Allocate or the admit path on plugin sockets
  * @param stubPlugin the grpc-go device plugin
@@ -27,32 +31,85 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
       "apt-get install -y golang-go golang-google-grpc-dev golang-google-protobuf-dev"
           + " golang-goprotobuf-dev protoc-gen-go-grpc protobuf-compiler";
 
-  /** What a scenario prints when it skips. */
-  public static final String MISSING =
-      "Go is not installed (no `go` on PATH): the Go-client scenarios are skipped. Install it with: "
-          + INSTALL;
+  /** The programs {@code build.sh} runs from the PATH. */
+  static final List<String> TOOLS = List.of("go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc");
 
   /**
-   * Whether {@code go} is an executable on the PATH.
-   *
-   * @return true when it is
+   * The Go packages the programs import, as directories of the Debian packages' GOPATH, with the
+   * package that installs each.
    */
-  public static boolean goOnPath() {
-    return goOn(System.getenv("PATH"));
+  static final Map<String, String> PACKAGES =
+      Map.of(
+          "google.golang.org/grpc", "golang-google-grpc-dev",
+          "google.golang.org/protobuf", "golang-google-protobuf-dev",
+          "github.com/golang/protobuf", "golang-goprotobuf-dev");
+
+  /** Where Debian's Go packages install their sources. */
+  static final Path DEBIAN_GOPATH = Path.of("/usr/share/gocode");
+
+  /**
+   * What of the Go toolchain the programs need is missing on this machine.
+   *
+   * @return the missing programs and packages, empty when the programs can be built
+   */
+  public static List<String> missing() {
+    return missing(System.getenv("PATH"), DEBIAN_GOPATH);
   }
 
   /**
-   * Whether {@code go} is an executable in one of the directories of a PATH value.
+   * What of the toolchain is missing, for a PATH value and a GOPATH directory.
    *
    * @param path a PATH value, may be null
+   * @param gopath where the Go packages' sources are looked for ({@code src/<import path>})
+   * @return missing programs ({@code protoc-gen-go-grpc}) and packages ({@code
+   *     google.golang.org/grpc (golang-google-grpc-dev)}), in a stable order
+   */
+  static List<String> missing(String path, Path gopath) {
+    List<String> out = new ArrayList<>();
+    for (String tool : TOOLS) {
+      if (!onPath(path, tool)) {
+        out.add(tool);
+      }
+    }
+    new TreeMap<>(PACKAGES)
+        .forEach(
+            (pkg, debian) -> {
+              if (!Files.isDirectory(gopath.resolve("src").resolve(pkg))) {
+                out.add(pkg + " (" + debian + ")");
+              }
+            });
+    return out;
+  }
+
+  /**
+   * Why the Go scenarios skip on this machine: what is missing and the command that installs it.
+   *
+   * @return the reason a scenario prints
+   */
+  public static String missingReason() {
+    return missingReason(missing());
+  }
+
+  static String missingReason(List<String> missing) {
+    return "the Go toolchain is incomplete (missing "
+        + String.join(", ", missing)
+        + "): the Go-client scenarios are skipped. Install it with: "
+        + INSTALL;
+  }
+
+  /**
+   * Whether an executable of this name is in one of the directories of a PATH value.
+   *
+   * @param path a PATH value, may be null
+   * @param name the program
    * @return true when it is
    */
-  static boolean goOn(String path) {
+  static boolean onPath(String path, String name) {
     if (path == null) {
       return false;
     }
     for (String dir : path.split(File.pathSeparator)) {
-      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "go"))) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) {
         return true;
       }
     }
@@ -63,11 +120,11 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
    * Builds the programs (generated code and binaries under {@code benchmarks/target/go}).
    *
    * @param ctx the run: the repository is the parent of its examples directory
-   * @return the programs, or empty when Go is not on the PATH
+   * @return the programs, or empty when part of the toolchain is {@link #missing()}
    * @throws IllegalStateException when the build script fails, with its output
    */
   public static Optional<GoPrograms> build(BenchContext ctx) throws Exception {
-    if (!goOnPath()) {
+    if (!missing().isEmpty()) {
       return Optional.empty();
     }
     Path repo = ctx.examplesDir().toAbsolutePath().normalize().getParent();

@@ -23,9 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Go-client variants of the allocate and restart scenarios at quick sizes: every plugin and
- * step is reported with real measurements. They need Go (benchmarks/go/build.sh) and are skipped
- * with the reason when {@code go} is not on the PATH; then the scenarios themselves must skip with
- * the install command, which the last tests check. No timing target is asserted.
+ * step is reported with real measurements. They need the Go toolchain benchmarks/go/build.sh uses
+ * (go, protoc, protoc-gen-go, protoc-gen-go-grpc, Debian's Go gRPC and protobuf packages) and are
+ * skipped with what is missing and the install command otherwise; then the scenarios themselves
+ * must skip with the install command, which the last tests check. No timing target is asserted.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GoClientScenariosTest {
@@ -41,9 +42,7 @@ class GoClientScenariosTest {
   }
 
   private static void assumeGo() {
-    assumeTrue(
-        GoPrograms.goOnPath(),
-        "go is not on PATH: the Go-client scenarios need it (" + GoPrograms.INSTALL + ")");
+    assumeTrue(GoPrograms.missing().isEmpty(), GoPrograms::missingReason);
   }
 
   @AfterEach
@@ -225,28 +224,46 @@ class GoClientScenariosTest {
   }
 
   @Test
-  void withoutGo_theGoScenariosSkipNamingTheInstallCommand() throws Exception {
-    assumeFalse(GoPrograms.goOnPath(), "go is on PATH: the scenarios run instead of skipping");
+  void withoutTheGoToolchain_theGoScenariosSkipNamingTheInstallCommand() throws Exception {
+    assumeFalse(
+        GoPrograms.missing().isEmpty(), "the Go toolchain is complete: the scenarios run instead");
     for (Scenario s : List.of(new AllocateScenario(), new RestartScenario(), new GoFlags())) {
       Report report = run(s);
       String title = "Skipped: " + s.name() + (s instanceof GoFlags ? "" : " --client=go");
       Report.Table t = report.table(title).orElseThrow();
       assertThat(t.cell(0, "reason"))
-          .contains("Go is not installed")
+          .contains("the Go toolchain is incomplete (missing ")
           .contains("apt-get install -y golang-go golang-google-grpc-dev");
       assertThat(report.targets()).isEmpty();
     }
   }
 
   @Test
-  void goIsLookedUpInEveryDirectoryOfThePath(@TempDir Path dir) throws Exception {
+  void goWithoutTheGrpcGeneratorIsAnIncompleteToolchain(@TempDir Path dir) throws Exception {
     Path bin = Files.createDirectory(dir.resolve("bin"));
-    assertThat(GoPrograms.goOn(dir + ":" + bin)).isFalse();
+    Path gopath = Files.createDirectory(dir.resolve("gocode"));
+    String path = dir + ":" + bin;
+    assertThat(GoPrograms.missing(path, gopath))
+        .startsWith("go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc")
+        .contains("google.golang.org/grpc (golang-google-grpc-dev)");
     Path go = Files.createFile(bin.resolve("go"));
-    assertThat(GoPrograms.goOn(dir + ":" + bin)).as("not executable").isFalse();
+    assertThat(GoPrograms.missing(path, gopath)).as("not executable").contains("go");
     assertThat(go.toFile().setExecutable(true)).isTrue();
-    assertThat(GoPrograms.goOn(dir + ":" + bin)).isTrue();
-    assertThat(GoPrograms.goOn(null)).isFalse();
+    for (String tool : List.of("protoc", "protoc-gen-go")) {
+      assertThat(Files.createFile(bin.resolve(tool)).toFile().setExecutable(true)).isTrue();
+    }
+    for (String pkg : GoPrograms.PACKAGES.keySet()) {
+      Files.createDirectories(gopath.resolve("src").resolve(pkg));
+    }
+    List<String> missing = GoPrograms.missing(path, gopath);
+    assertThat(missing).containsExactly("protoc-gen-go-grpc");
+    assertThat(GoPrograms.missingReason(missing))
+        .contains("missing protoc-gen-go-grpc")
+        .contains(GoPrograms.INSTALL);
+    assertThat(Files.createFile(bin.resolve("protoc-gen-go-grpc")).toFile().setExecutable(true))
+        .isTrue();
+    assertThat(GoPrograms.missing(path, gopath)).isEmpty();
+    assertThat(GoPrograms.missing(null, gopath)).contains("go");
   }
 
   @Test

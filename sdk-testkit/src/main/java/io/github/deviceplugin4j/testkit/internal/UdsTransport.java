@@ -240,14 +240,19 @@ public final class UdsTransport implements AutoCloseable {
     return group.isTerminated() && executor.isTerminated() && scheduler.isTerminated();
   }
 
+  /**
+   * Stops the timers, then the executor (interrupting calls still running, such as a Register that
+   * dials), waits for it, and only then the event loop: a call that ends during close still writes
+   * its answer on a running loop.
+   */
   @Override
   public void close() {
     scheduler.shutdownNow();
-    group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     executor.shutdownNow();
     try {
-      group.terminationFuture().await(5, TimeUnit.SECONDS);
       executor.awaitTermination(5, TimeUnit.SECONDS);
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+      group.terminationFuture().await(5, TimeUnit.SECONDS);
       scheduler.awaitTermination(5, TimeUnit.SECONDS);
       // A terminated pool's threads may still be exiting; wait for them so none outlives close().
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);

@@ -17,6 +17,8 @@ import java.util.Map;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.w3c.dom.Document;
@@ -27,16 +29,19 @@ import org.w3c.dom.NodeList;
  * Runs {@code fake-kubelet conform} (in this JVM) against raw grpc-java test plugins started as
  * separate JVMs by command line: the correct plugin passes every check; each deliberately broken
  * variant fails (required) or warns about (recommended) exactly the check meant to catch it; a
- * plugin that behaves like the kubelet's own reference stub passes every required check.
+ * plugin that behaves like the kubelet's own reference stub passes every required check. Each test
+ * has its own directories, fake kubelet and plugin process, so they run two at a time.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class ConformanceTest {
   @TempDir Path tmp;
 
   /**
-   * Long enough for a JVM to start and register on a loaded 2-core runner; only the plugin that
-   * never registers (options-error) waits for all of it.
+   * Far longer than a JVM needs to start and register on a starved 2-core runner: no test plugin
+   * waits for it (the options-error plugin exits when its registration is refused), so it only
+   * bounds a hang.
    */
-  static final String REGISTER_TIMEOUT_SECONDS = "15";
+  static final String REGISTER_TIMEOUT_SECONDS = "120";
 
   record Run(int exitCode, String output) {}
 

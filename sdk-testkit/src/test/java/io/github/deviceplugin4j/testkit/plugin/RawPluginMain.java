@@ -7,6 +7,9 @@ import io.github.deviceplugin4j.api.v1beta1.ContainerAllocateResponse;
 import io.github.deviceplugin4j.api.v1beta1.Device;
 import io.github.deviceplugin4j.api.v1beta1.DeviceSpec;
 import io.grpc.Status;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,9 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The test plugin as a program, run in its own JVM by the conformance tests: raw grpc-java, no SDK.
@@ -34,9 +34,11 @@ import java.util.concurrent.TimeUnit;
  * check can be shown to fail:
  *
  * <ul>
- *   <li>{@code register-before-serving}: calls Register 1 s before it serves
+ *   <li>{@code register-before-serving}: calls Register before it serves: the socket accepts the
+ *       kubelet's first connection and closes it, then the plugin serves (so the kubelet's first
+ *       dial fails however slow the machine is, and its retry succeeds)
  *   <li>{@code bad-register-first}: first registers with version v1alpha1, then correctly
- *   <li>{@code options-error}: GetDevicePluginOptions fails
+ *   <li>{@code options-error}: GetDevicePluginOptions fails (and so Register; it then exits 1)
  *   <li>{@code slow-initial-list}: sends the first device list after 1.5 s
  *   <li>{@code duplicate-ids}: the device list repeats an ID
  *   <li>{@code bad-allocate-response}: relative paths, bad permissions, bad env name, bad CDI name
@@ -131,13 +133,19 @@ public final class RawPluginMain {
                   }
                 }));
 
+    Thread registering = null;
     if (mode.equals("register-before-serving")) {
-      ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
-      later.schedule(plugin::start, 1000, TimeUnit.MILLISECONDS);
-      later.shutdown();
-    } else {
-      plugin.start();
+      // Refuse the kubelet's first connection, however long registering takes, then serve.
+      Files.deleteIfExists(socket);
+      try (ServerSocketChannel refuser = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+        refuser.bind(UnixDomainSocketAddress.of(socket));
+        registering = new Thread(() -> register(plugin, kubeletSocket), "register");
+        registering.start();
+        refuser.accept().close();
+      }
+      Files.deleteIfExists(socket);
     }
+    plugin.start();
     System.out.println("serving " + resource + " on " + socket + " (mode " + mode + ")");
     if (watcher) {
       // The kubelet finds the socket itself; nothing else to do until SIGTERM.
@@ -151,7 +159,11 @@ public final class RawPluginMain {
         System.out.println("first registration refused: " + e.getMessage());
       }
     }
-    register(plugin, kubeletSocket);
+    if (registering != null) {
+      registering.join();
+    } else if (!register(plugin, kubeletSocket) && mode.equals("options-error")) {
+      System.exit(1); // the kubelet refused it for good: no reason to wait for the timeout
+    }
     try (WatchService ws = FileSystems.getDefault().newWatchService()) {
       dir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
       while (true) {
@@ -170,12 +182,14 @@ public final class RawPluginMain {
     }
   }
 
-  private static void register(TestPlugin plugin, Path kubeletSocket) {
+  private static boolean register(TestPlugin plugin, Path kubeletSocket) {
     try {
       plugin.register(kubeletSocket);
       System.out.println("registered with " + kubeletSocket);
+      return true;
     } catch (RuntimeException e) {
       System.out.println("registration failed: " + e.getMessage());
+      return false;
     }
   }
 

@@ -51,6 +51,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -68,6 +70,10 @@ public final class TestPlugin implements AutoCloseable {
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(
           1, new DefaultThreadFactory("test-plugin", true), NioIoHandler.newFactory());
+  // The plugin's own call executor, stopped before the event loop so no late answer (a Register
+  // or NotifyRegistrationStatus ending during close) writes to a stopped loop.
+  private final ExecutorService executor =
+      Executors.newCachedThreadPool(new DefaultThreadFactory("test-plugin-grpc", true));
   private final List<ServerCallStreamObserver<ListAndWatchResponse>> streams =
       new CopyOnWriteArrayList<>();
   private volatile List<Device> devices = List.of();
@@ -254,6 +260,7 @@ public final class TestPlugin implements AutoCloseable {
               .channelType(NioServerDomainSocketChannel.class)
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
+              .executor(executor)
               .withChildOption(ChannelOption.SO_KEEPALIVE, null)
               .addService(new Service());
       if (pluginInfo != null) {
@@ -325,6 +332,7 @@ public final class TestPlugin implements AutoCloseable {
     return NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(target))
         .channelType(NioDomainSocketChannel.class)
         .eventLoopGroup(group)
+        .executor(executor)
         .usePlaintext()
         .overrideAuthority("localhost")
         .withOption(ChannelOption.SO_KEEPALIVE, null)
@@ -334,6 +342,14 @@ public final class TestPlugin implements AutoCloseable {
   @Override
   public void close() {
     stop();
+    executor.shutdown();
+    try {
+      if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
+        executor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
   }
 

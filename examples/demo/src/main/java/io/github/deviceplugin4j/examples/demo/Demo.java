@@ -5,10 +5,8 @@ import io.github.deviceplugin4j.core.PluginListener;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.github.deviceplugin4j.core.ResourceStatus;
 import io.github.deviceplugin4j.examples.common.PluginMetrics;
-import io.github.deviceplugin4j.examples.fixtures.DflFixture;
-import io.github.deviceplugin4j.examples.fixtures.InfinibandFixture;
+import io.github.deviceplugin4j.examples.fixtures.SimulatedNode;
 import io.github.deviceplugin4j.examples.fixtures.SriovFixture;
-import io.github.deviceplugin4j.examples.fixtures.SysfsTree;
 import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import io.github.deviceplugin4j.examples.fpga.FpgaConfig;
 import io.github.deviceplugin4j.examples.generic.GenericPlugin;
@@ -68,8 +66,7 @@ import java.util.stream.Stream;
  * }</pre>
  */
 public final class Demo {
-  static final String AFU_A = "d8424dc4a4a3c413f89e433683f9040b";
-  static final String AFU_B = "f7df405cbd7acf7222f144b0b93acd18";
+  static final String AFU_A = SimulatedNode.AFU_A;
   static final Duration WAIT = Duration.ofSeconds(20);
   static final Duration POLL = Duration.ofMillis(200);
 
@@ -148,34 +145,11 @@ public final class Demo {
     out.println();
 
     // 1. A node: sysfs and /dev as the kernel lays them out.
-    Path root = work.resolve("root");
-    SysfsTree tree = SysfsTree.create(root);
-    DflFixture fpga = new DflFixture(tree);
-    int r0 = fpga.card("0000:5e:00.0", 0, "69528db6eb31577a8c3668f9faa081f6");
-    fpga.port(r0, 0, AFU_A);
-    fpga.port(r0, 1, AFU_B);
-    int r1 = fpga.card("0000:af:00.0", 1, "bfac4d851ee856fe8c95865ce1bbaa2d");
-    fpga.port(r1, 2, AFU_A);
-    SriovFixture nic = new SriovFixture(tree);
-    nic.physicalFunction("ens1f0", "0000:3b:00.0", 0, "0x8086", "0x1592", "ice");
-    nic.virtualFunctions("ens1f0", 4, "0x1889", "iavf");
-    nic.physicalFunction("ens1f1", "0000:86:00.1", 1, "0x8086", "0x1592", "ice");
-    nic.virtualFunctions("ens1f1", 2, "0x1889", "vfio-pci");
-    InfinibandFixture ib = new InfinibandFixture(tree);
-    ib.hca("mlx5_0", "0000:17:00.0", 0, 1);
-    ib.hca("mlx5_1", "0000:31:00.0", 0, 1);
-    ib.hca("mlx5_2", "0000:b1:00.0", 1, 1);
-    ib.hca("mlx5_3", "0000:ca:00.0", 1, 1);
+    SimulatedNode node = SimulatedNode.create(work.resolve("root"));
+    Path root = node.root();
+    SriovFixture nic = node.nic();
     step("sysfs", "generated a node under " + root + ":");
-    detail(
-        "FPGA: 2 DFL cards, ports dfl-port.0/.2 run accelerator "
-            + AFU_A.substring(0, 8)
-            + "..., dfl-port.1 "
-            + AFU_B.substring(0, 8)
-            + "...");
-    detail(
-        "NIC:  PF ens1f0 (NUMA 0) with 4 VFs on iavf, PF ens1f1 (NUMA 1) with 2 VFs on vfio-pci");
-    detail("RDMA: HCAs mlx5_0, mlx5_1 on NUMA 0 and mlx5_2, mlx5_3 on NUMA 1, ports ACTIVE");
+    node.description().forEach(this::detail);
 
     // 2. The fake kubelet.
     try (FakeKubelet kubelet = FakeKubelet.start(work.resolve("dp"))) {
@@ -459,7 +433,7 @@ public final class Demo {
     out.println();
     out.println(
         "DRA: the FPGA backend as a Dynamic Resource Allocation driver, against a mock API server");
-    new DraDemo(this).run(work, root, fpga);
+    new DraDemo(this).run(work, root, node.fpga());
     out.println();
     out.println(
         "demo finished: every line above was read from the fake kubelet, the mock API server, the"

@@ -165,10 +165,11 @@ class DraManifestTest {
         t.getSpec().getSpec().getDevices().getRequests().get(0).getExactly();
     assertThat(exactly.getDeviceClassName()).isEqualTo(dc.getMetadata().getName());
     assertThat(exactly.getCount()).isEqualTo(1L);
+    // serial is an optional attribute: reading it unchecked on a device without it aborts the
+    // allocation, so the selector checks it with has() first.
+    String serial = "device.attributes[\"" + DRIVER + "\"]." + GenericBackend.SERIAL;
     assertThat(exactly.getSelectors().get(0).getCel().getExpression())
-        .matches(
-            Pattern.quote("device.attributes[\"" + DRIVER + "\"]." + GenericBackend.SERIAL)
-                + " == \"[^\"]+\"");
+        .matches(Pattern.quote("has(" + serial + ") && " + serial) + " == \"[^\"]+\"");
   }
 
   @Test

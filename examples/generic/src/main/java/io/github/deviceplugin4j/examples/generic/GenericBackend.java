@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -52,8 +53,33 @@ public final class GenericBackend extends SysfsBackend {
   private static final Pattern USB_PORT = Pattern.compile("\\d+-[\\d.]+");
   private static final Pattern PCI = Sysfs.PCI_ADDRESS;
 
+  /** Fact of a {@code paths} device: its node, e.g. {@code /dev/ttyUSB0}. */
+  public static final String PATH = "path";
+
+  /** Fact of a USB or PCI device: the vendor ID from sysfs, 4 lowercase hex digits. */
+  public static final String VENDOR = "vendor";
+
+  /** Fact of a USB device: {@code idProduct}, 4 lowercase hex digits. */
+  public static final String PRODUCT = "product";
+
+  /** Fact of a USB device that has one: its serial number. */
+  public static final String SERIAL = "serial";
+
+  /** Fact of a USB device: its port in sysfs, e.g. {@code 1-2}. */
+  public static final String USB_PORT_FACT = "usbPort";
+
+  /** Fact of a PCI device: the device ID from sysfs, 4 lowercase hex digits. */
+  public static final String DEVICE = "device";
+
+  /** Fact of a PCI device: its class from sysfs, 6 lowercase hex digits, e.g. {@code 020000}. */
+  public static final String PCI_CLASS = "pciClass";
+
+  /** Fact of a PCI device: its address, e.g. {@code 0000:17:00.0}. */
+  public static final String PCI_ADDRESS = "pciAddress";
+
   private final Path root;
   private volatile Resource resource;
+  private volatile Map<String, Map<String, String>> facts = Map.of();
 
   /**
    * A backend for one resource.
@@ -96,33 +122,55 @@ public final class GenericBackend extends SysfsBackend {
     Resource r = resource;
     List<String> problems = new ArrayList<>();
     Map<String, Device> devices = new TreeMap<>();
+    Map<String, Map<String, String>> found = new TreeMap<>();
     for (int i = 0; i < r.groups().size(); i++) {
       Group g = r.groups().get(i);
-      for (Device d : scan(g, problems)) {
+      Map<String, Map<String, String>> groupFacts = new TreeMap<>();
+      for (Device d : scan(g, groupFacts, problems)) {
         if (devices.putIfAbsent(d.id(), d) != null) {
           problems.add("device " + d.id() + " matches more than one group; the first one is used");
+        } else {
+          found.put(d.id(), Map.copyOf(groupFacts.getOrDefault(d.id(), Map.of())));
         }
       }
     }
+    facts = Collections.unmodifiableMap(found);
     reportProblems(problems);
     return List.copyOf(devices.values());
   }
 
-  private List<Device> scan(Group g, List<String> problems) {
+  /**
+   * What the last scan read about a device from sysfs: {@link #PATH} for a {@code paths} device;
+   * {@link #VENDOR}, {@link #PRODUCT}, {@link #SERIAL} (when it has one) and {@link #USB_PORT_FACT}
+   * for a USB device; {@link #VENDOR}, {@link #DEVICE}, {@link #PCI_CLASS} and {@link #PCI_ADDRESS}
+   * for a PCI device (its NUMA node is on the device itself). The DRA driver publishes these as
+   * attributes.
+   *
+   * @param id a device ID of the last {@link #devices()}
+   * @return the facts by name; empty for an unknown ID or a value sysfs did not give
+   */
+  public Map<String, String> facts(String id) {
+    return facts.getOrDefault(id, Map.of());
+  }
+
+  private List<Device> scan(
+      Group g, Map<String, Map<String, String>> facts, List<String> problems) {
     return switch (g.kind()) {
-      case PATHS -> paths(g, problems);
-      case USB -> usb(g, problems);
-      case PCI -> pci(g, problems);
+      case PATHS -> paths(g, facts, problems);
+      case USB -> usb(g, facts, problems);
+      case PCI -> pci(g, facts, problems);
     };
   }
 
   // --- paths ------------------------------------------------------------------------------------
 
-  private List<Device> paths(Group g, List<String> problems) {
+  private List<Device> paths(
+      Group g, Map<String, Map<String, String>> facts, List<String> problems) {
     List<Device> out = new ArrayList<>();
     for (String glob : g.paths()) {
       for (String node : glob(glob, problems)) {
         String id = node.substring("/dev/".length()).replace('/', '_');
+        facts.putIfAbsent(id, Map.of(PATH, node));
         out.add(device(id, g, List.of(node), Optional.empty(), Map.of(), problems));
       }
     }
@@ -158,7 +206,7 @@ public final class GenericBackend extends SysfsBackend {
 
   // --- USB --------------------------------------------------------------------------------------
 
-  private List<Device> usb(Group g, List<String> problems) {
+  private List<Device> usb(Group g, Map<String, Map<String, String>> facts, List<String> problems) {
     List<Device> out = new ArrayList<>();
     for (Path dev : Sysfs.list(root.resolve("sys/bus/usb/devices"), USB_PORT)) {
       Optional<String> vendor = Sysfs.read(dev.resolve("idVendor")).map(GenericBackend::lower);
@@ -178,6 +226,12 @@ public final class GenericBackend extends SysfsBackend {
         continue;
       }
       String port = dev.getFileName().toString();
+      Map<String, String> usbFacts = new TreeMap<>();
+      usbFacts.put(VENDOR, vendor.get());
+      usbFacts.put(PRODUCT, product.get());
+      serial.ifPresent(v -> usbFacts.put(SERIAL, v));
+      usbFacts.put(USB_PORT_FACT, port);
+      facts.put("usb-" + port, usbFacts);
       Optional<String> bus = Sysfs.read(dev.resolve("busnum"));
       Optional<String> num = Sysfs.read(dev.resolve("devnum"));
       String id = "usb-" + port;
@@ -199,7 +253,7 @@ public final class GenericBackend extends SysfsBackend {
 
   // --- PCI --------------------------------------------------------------------------------------
 
-  private List<Device> pci(Group g, List<String> problems) {
+  private List<Device> pci(Group g, Map<String, Map<String, String>> facts, List<String> problems) {
     List<Device> out = new ArrayList<>();
     for (Path dev : Sysfs.list(root.resolve("sys/bus/pci/devices"), PCI)) {
       Optional<String> vendor = Sysfs.read(dev.resolve("vendor")).map(GenericBackend::hex);
@@ -217,6 +271,12 @@ public final class GenericBackend extends SysfsBackend {
       if (!match) {
         continue;
       }
+      Map<String, String> pciFacts = new TreeMap<>();
+      vendor.ifPresent(v -> pciFacts.put(VENDOR, v));
+      device.ifPresent(v -> pciFacts.put(DEVICE, v));
+      pciClass.ifPresent(v -> pciFacts.put(PCI_CLASS, v));
+      pciFacts.put(PCI_ADDRESS, address);
+      facts.put(address, pciFacts);
       Optional<Integer> numa = Optional.empty();
       var node = Sysfs.numaNode(dev, problems);
       if (node.isPresent()) {

@@ -1,23 +1,17 @@
 package io.github.deviceplugin4j.examples.generic;
 
 import io.github.deviceplugin4j.core.DevicePluginHost;
+import io.github.deviceplugin4j.examples.common.Settings;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.ConfigException;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.Resource;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.ClosedWatchServiceException;
-import java.nio.file.FileSystems;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardWatchEventKinds;
-import java.nio.file.WatchService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,45 +30,21 @@ import org.slf4j.LoggerFactory;
 public final class GenericPlugin implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GenericPlugin.class);
 
-  /** How long the config directory must be quiet after a change before the file is read. */
-  static final Duration QUIET = Duration.ofMillis(200);
-
-  private final Path configFile;
   private final Path root;
   private final Duration pollInterval;
   private final Consumer<DevicePluginHost.Builder> hostSettings;
   private final Map<String, Served> served = new LinkedHashMap<>();
-  private final WatchService watcher;
-  private final Thread watchThread;
-  private String lastText;
-  private volatile GenericConfig current;
-  private volatile String lastError = "";
-  private volatile boolean closed;
+  private ConfigFollower follower;
+  private boolean closed;
 
   /** One resource being served. */
   private record Served(Resource resource, GenericBackend backend, DevicePluginHost host) {}
 
   private GenericPlugin(
-      Path configFile,
-      Path root,
-      Duration pollInterval,
-      Consumer<DevicePluginHost.Builder> hostSettings)
-      throws IOException {
-    this.configFile = configFile.toAbsolutePath();
+      Path root, Duration pollInterval, Consumer<DevicePluginHost.Builder> hostSettings) {
     this.root = root;
     this.pollInterval = pollInterval;
     this.hostSettings = hostSettings;
-    this.watcher = FileSystems.getDefault().newWatchService();
-    // The directory, not the file: editors and ConfigMap updates replace the file (a symlink swap).
-    this.configFile
-        .getParent()
-        .register(
-            watcher,
-            StandardWatchEventKinds.ENTRY_CREATE,
-            StandardWatchEventKinds.ENTRY_MODIFY,
-            StandardWatchEventKinds.ENTRY_DELETE);
-    this.watchThread = new Thread(this::watch, "generic-config-watch");
-    this.watchThread.setDaemon(true);
   }
 
   /**
@@ -97,22 +67,18 @@ public final class GenericPlugin implements AutoCloseable {
       throws ConfigException, IOException {
     GenericPlugin plugin =
         new GenericPlugin(
-            Objects.requireNonNull(configFile, "configFile"),
             Objects.requireNonNull(root, "root"),
             Objects.requireNonNull(pollInterval, "pollInterval"),
             Objects.requireNonNull(hostSettings, "hostSettings"));
     try {
-      String text = Files.readString(plugin.configFile, StandardCharsets.UTF_8);
-      GenericConfig config = GenericConfig.parse(text);
+      ConfigFollower follower = ConfigFollower.start(configFile, pollInterval, plugin::apply);
       synchronized (plugin) {
-        plugin.apply(config);
-        plugin.lastText = text;
+        plugin.follower = follower;
       }
     } catch (ConfigException | IOException | RuntimeException e) {
       plugin.close();
       throw e;
     }
-    plugin.watchThread.start();
     return plugin;
   }
 
@@ -122,49 +88,15 @@ public final class GenericPlugin implements AutoCloseable {
    *
    * @return true when a new configuration was applied
    */
-  public synchronized boolean reload() {
-    if (closed) {
-      return false;
-    }
-    String text;
-    try {
-      text = Files.readString(configFile, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      refuse("cannot read " + configFile + ": " + e);
-      return false;
-    }
-    if (text.equals(lastText)) {
-      return false;
-    }
-    lastText = text;
-    GenericConfig config;
-    try {
-      config = GenericConfig.parse(text);
-    } catch (ConfigException e) {
-      refuse(e.getMessage());
-      return false;
-    }
-    try {
-      apply(config);
-    } catch (RuntimeException e) {
-      refuse("cannot serve it: " + e.getMessage());
-      return false;
-    }
-    lastError = "";
-    log.info("Applied the new configuration of {}", configFile);
-    return true;
-  }
-
-  private void refuse(String problem) {
-    lastError = problem;
-    log.error(
-        "Refused the configuration in {}: {}; the previous configuration keeps serving",
-        configFile,
-        problem);
+  public boolean reload() {
+    return follower.reload();
   }
 
   /** Starts, updates and stops hosts so that they serve {@code config}. */
-  private void apply(GenericConfig config) {
+  private synchronized void apply(GenericConfig config) {
+    if (closed) {
+      throw new IllegalStateException("the plugin is closed");
+    }
     Map<String, Resource> wanted = new LinkedHashMap<>();
     config.resources().forEach(r -> wanted.put(r.name(), r));
     for (String name : new ArrayList<>(served.keySet())) {
@@ -190,7 +122,6 @@ public final class GenericPlugin implements AutoCloseable {
         served.put(r.name(), new Served(r, s.backend(), s.host()));
       }
     }
-    current = config;
   }
 
   /**
@@ -199,7 +130,7 @@ public final class GenericPlugin implements AutoCloseable {
    * @return the last good configuration
    */
   public GenericConfig config() {
-    return current;
+    return follower.config();
   }
 
   /**
@@ -208,7 +139,7 @@ public final class GenericPlugin implements AutoCloseable {
    * @return the problem, naming the key; empty after a good file
    */
   public String lastError() {
-    return lastError;
+    return follower.lastError();
   }
 
   /**
@@ -236,42 +167,21 @@ public final class GenericPlugin implements AutoCloseable {
     served.values().forEach(s -> s.backend().rescan());
   }
 
-  private void watch() {
-    long pollMillis = Math.max(1000, pollInterval.toMillis());
-    while (!closed) {
-      try {
-        var key = watcher.poll(pollMillis, TimeUnit.MILLISECONDS);
-        // A write in several steps (truncate, then write) gives several events: wait until the
-        // directory is quiet for QUIET, so a half-written file is not read and refused.
-        while (key != null) {
-          key.pollEvents();
-          key.reset();
-          key = watcher.poll(QUIET.toMillis(), TimeUnit.MILLISECONDS);
-        }
-        // Also on timeouts: a safety check for missed events.
-        reload();
-      } catch (InterruptedException | ClosedWatchServiceException e) {
-        return;
-      } catch (RuntimeException e) {
-        log.error("Reloading {} failed; the previous configuration keeps serving", configFile, e);
-      }
-    }
-  }
-
   /** Stops following the file and stops every host. */
   @Override
   public void close() {
+    ConfigFollower f;
+    synchronized (this) {
+      f = follower;
+    }
+    if (f != null) {
+      f.close();
+    }
     synchronized (this) {
       closed = true;
       served.values().forEach(s -> s.host().close());
       served.clear();
     }
-    try {
-      watcher.close();
-    } catch (IOException e) {
-      log.debug("closing the watch service", e);
-    }
-    watchThread.interrupt();
   }
 
   /**
@@ -286,28 +196,83 @@ public final class GenericPlugin implements AutoCloseable {
     flags.put("config", "/etc/deviceplugin4j-generic/config.yaml");
     flags.put("root", "/");
     flags.put("poll-interval", "5s");
+    if (List.of(args).contains("--dra")) {
+      throw new IllegalArgumentException(
+          "--dra: this jar serves device plugins only; the DRA driver ships in"
+              + " deviceplugin4j-example-generic-dra.jar (image deviceplugin4j-example-generic-dra),"
+              + " which takes --dra and the same config file");
+    }
+    parseFlags(args, flags);
+    GenericPlugin plugin =
+        start(
+            Path.of(flags.get("config")),
+            Path.of(flags.get("root")),
+            duration("poll-interval", flags.get("poll-interval")),
+            b -> {});
+    awaitStopSignal(plugin);
+  }
+
+  /**
+   * Reads {@code --key=value} flags into a map of known keys and their defaults.
+   *
+   * @param args the command line
+   * @param flags the known keys with their defaults; values are replaced by the flags given
+   * @throws IllegalArgumentException naming the unknown argument and the known ones
+   */
+  public static void parseFlags(String[] args, Map<String, String> flags) {
     for (String a : args) {
       int eq = a.indexOf('=');
       String key = a.startsWith("--") && eq > 2 ? a.substring(2, eq) : null;
       if (key == null || !flags.containsKey(key)) {
-        throw new IllegalArgumentException(
-            "unknown argument " + a + "; known: --config=FILE, --root=DIR, --poll-interval=5s");
+        StringBuilder known = new StringBuilder();
+        flags.keySet().forEach(k -> known.append(known.length() == 0 ? "" : ", ").append("--" + k));
+        throw new IllegalArgumentException("unknown argument " + a + "; known: " + known);
       }
       flags.put(key, a.substring(eq + 1));
     }
-    Duration poll =
-        Duration.parse("PT" + flags.get("poll-interval").toUpperCase(java.util.Locale.ROOT));
-    GenericPlugin plugin =
-        start(Path.of(flags.get("config")), Path.of(flags.get("root")), poll, b -> {});
-    // SIGTERM and SIGINT close every host (their sockets are removed) and main returns, so the
-    // process exits with 0 as Kubernetes expects of a clean stop; the hook covers other exits.
+  }
+
+  /**
+   * Reads a duration such as {@code 5s}, {@code 100ms}, {@code 1m} or {@code PT5S}.
+   *
+   * @param flag the flag it came from, for the error
+   * @param value the text
+   * @return the duration, positive
+   * @throws IllegalArgumentException naming the flag
+   */
+  public static Duration duration(String flag, String value) {
+    Duration d =
+        Settings.parse(new String[0], Map.of(), "GENERIC_", Map.of(flag, value)).duration(flag);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException("--" + flag + " must be positive, was " + value);
+    }
+    return d;
+  }
+
+  /**
+   * Blocks until SIGTERM or SIGINT, then closes {@code service}: its sockets are removed and main
+   * returns, so the process exits with 0 as Kubernetes expects of a clean stop; a shutdown hook
+   * covers other exits.
+   *
+   * @param service what to close
+   * @throws InterruptedException when interrupted while waiting
+   */
+  public static void awaitStopSignal(AutoCloseable service) throws InterruptedException {
     java.util.concurrent.CountDownLatch stop = new java.util.concurrent.CountDownLatch(1);
     for (String name : List.of("TERM", "INT")) {
       sun.misc.Signal.handle(new sun.misc.Signal(name), s -> stop.countDown());
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(plugin::close, "generic-shutdown"));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> closeQuietly(service), "shutdown"));
     stop.await();
     log.info("Stop signal received; stopping");
-    plugin.close();
+    closeQuietly(service);
+  }
+
+  private static void closeQuietly(AutoCloseable service) {
+    try {
+      service.close();
+    } catch (Exception e) {
+      log.warn("Stopping failed", e);
+    }
   }
 }

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.github.deviceplugin4j.core.RegistrationMode;
+import io.github.deviceplugin4j.examples.fixtures.GenericNode;
 import io.github.deviceplugin4j.examples.fixtures.SysfsTree;
-import io.github.deviceplugin4j.examples.fixtures.UsbFixture;
 import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -30,33 +30,8 @@ class GenericPluginTest {
   static final String NIC = "generic.example.com/nic";
   static final String AUDIO = "generic.example.com/audio";
 
-  /** A serial-port group (glob), a USB group (vendor:product) and a PCI group, each shared 2x. */
-  static final String THREE =
-      """
-      resources:
-        - name: serial
-          count: 2
-          groups:
-            - paths: ["/dev/ttyUSB*"]
-              env: {SERIAL: "yes"}
-        - name: yubikey
-          count: 2
-          groups:
-            - usb: [{vendor: "1050", product: "0407"}]
-        - name: nic
-          count: 2
-          groups:
-            - pci: [{vendor: "8086", class: "0200"}]
-              deviceNodes: ["/dev/vfio/vfio"]
-      """;
-
-  static final String FOUR =
-      THREE
-          + """
-            - name: audio
-              groups:
-                - paths: ["/dev/snd/*"]
-          """;
+  static final String THREE = GenericNode.THREE;
+  static final String FOUR = GenericNode.FOUR;
 
   @TempDir Path root;
   @TempDir Path run;
@@ -67,17 +42,7 @@ class GenericPluginTest {
 
   @BeforeEach
   void start() throws Exception {
-    tree = SysfsTree.create(root);
-    tree.deviceNode("ttyUSB0");
-    tree.deviceNode("ttyUSB1");
-    tree.deviceNode("ttyS0"); // not matched
-    tree.deviceNode("vfio/vfio");
-    tree.deviceNode("snd/controlC0");
-    UsbFixture usb = new UsbFixture(tree);
-    usb.device("1-2", 4, "1050", "0407", "12345");
-    usb.device("1-3", 5, "046d", "c52b", null); // a mouse receiver: not matched
-    tree.pciDevice("0000:17:00.0", 1, "0x8086", "0x1521", "0x020000");
-    tree.pciDevice("0000:18:00.0", 0, "0x10de", "0x2330", "0x030200"); // not matched
+    tree = GenericNode.write(SysfsTree.create(root));
     config = Files.createDirectory(run.resolve("etc")).resolve("config.yaml");
     Files.writeString(config, THREE);
     kubelet = FakeKubelet.start(run.resolve("dp"));

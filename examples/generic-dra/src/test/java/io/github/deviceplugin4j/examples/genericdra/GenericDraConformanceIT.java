@@ -113,7 +113,7 @@ class GenericDraConformanceIT {
         .contains("PASS  dra-prepare-each-claim")
         .contains("PASS  dra-unprepare-unknown")
         .contains("PASS  dra-re-registers-after-restart")
-        .contains("service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin")
+        .contains("service v1.DRAPlugin")
         .contains("0 failed");
     assertThat(Files.readString(xml)).contains("<testsuite").contains("failures=\"0\"");
   }

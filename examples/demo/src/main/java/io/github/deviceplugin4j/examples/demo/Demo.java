@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.core.ResourceStatus;
 import io.github.deviceplugin4j.examples.common.PluginMetrics;
 import io.github.deviceplugin4j.examples.fixtures.SimulatedNode;
 import io.github.deviceplugin4j.examples.fixtures.SriovFixture;
+import io.github.deviceplugin4j.examples.fixtures.SysfsTree;
 import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import io.github.deviceplugin4j.examples.fpga.FpgaConfig;
 import io.github.deviceplugin4j.examples.generic.GenericPlugin;
@@ -299,7 +300,7 @@ public final class Demo {
         metricLines(host, fpgaRes);
 
         // The generic plugin: no code, a file with a serial-port group shared 2x.
-        tree.deviceNode("ttyUSB0");
+        SysfsTree.create(root).deviceNode("ttyUSB0");
         Path genericFile = Files.createDirectories(work.resolve("generic")).resolve("config.yaml");
         Files.writeString(
             genericFile,

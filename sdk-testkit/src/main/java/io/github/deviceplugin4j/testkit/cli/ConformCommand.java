@@ -33,10 +33,11 @@ final class ConformCommand {
       """
       fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
                            [--register-timeout-seconds N] [--checks ID,...] [--strict]
-                           [--kubelet-version V] [--verbose] -- COMMAND [ARG...]
+                           [--kubelet-version V] [--time-scale N] [--verbose]
+                           -- COMMAND [ARG...]
       fake-kubelet conform --dra [--registry-dir DIR] [--driver NAME] [--dir DIR]
                            [--junit-xml FILE] [--checks ID,...] [--strict]
-                           [--kubelet-version V] -- COMMAND [ARG...]
+                           [--kubelet-version V] [--time-scale N] -- COMMAND [ARG...]
 
         Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
         DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
@@ -44,6 +45,9 @@ final class ConformCommand {
         (required: the kubelet's contract; recommended: good practice it does not enforce):
       %s
         --register-timeout-seconds (default 30) bounds the wait for the first registration.
+        --time-scale N (default 1) multiplies the checks' time limits (first list 1 s,
+        re-registration 5 s, exit after SIGTERM 10 s, DRA health 2 s): for a CI runner so
+        starved that a correct plugin misses them; a node's kubelet does not wait longer.
         A failed required check is FAIL; a failed recommended check is WARN, or FAIL with
         --strict. Prints a report; writes JUnit XML with --junit-xml. Exit code: 0 when no
         check failed (warnings allowed), 1 when one failed, 2 on a usage error. --verbose
@@ -88,7 +92,8 @@ final class ConformCommand {
                 "--checks",
                 "--registry-dir",
                 "--driver",
-                "--kubelet-version"),
+                "--kubelet-version",
+                "--time-scale"),
             Set.of("--verbose", "--strict", "--dra"));
     boolean dra = a.flag("--dra");
     if (a.command.isEmpty()) {
@@ -109,6 +114,10 @@ final class ConformCommand {
     }
     boolean verbose = a.flag("--verbose");
     boolean strict = a.flag("--strict");
+    long timeScale = a.number("--time-scale", 1);
+    if (timeScale < 1 || timeScale > 100) {
+      throw new Args.UsageException("--time-scale: " + timeScale + " is not between 1 and 100");
+    }
     Path tempRoot = null;
     Path dir;
     if (a.get("--dir") != null) {
@@ -170,7 +179,8 @@ final class ConformCommand {
                 Duration.ofSeconds(
                     a.number("--register-timeout-seconds", DEFAULT_REGISTER_TIMEOUT_SECONDS)),
                 selected,
-                strict);
+                strict,
+                (int) timeScale);
         results = dra ? suite.runDra() : suite.run();
         resource = suite.resource();
       } finally {

@@ -185,6 +185,7 @@ final class ConformanceSuite {
   static final Duration RESTART_LIMIT = Duration.ofSeconds(5);
   static final Duration INITIAL_LIST_LIMIT = Duration.ofSeconds(1);
   static final Duration SIGTERM_LIMIT = Duration.ofSeconds(10);
+  static final Duration DRA_HEALTH_LIMIT = Duration.ofSeconds(2);
   static final int MAX_DEVICES_ALLOCATED = 256;
   static final String UNKNOWN_ID = "deviceplugin4j-conformance-unknown-device";
 
@@ -194,6 +195,12 @@ final class ConformanceSuite {
   private final Duration registerTimeout;
   private final Set<Check> selected;
   private final boolean strict;
+  // The time limits above multiplied by --time-scale: a test of the suite on a starved machine
+  // widens them; a vendor's run keeps the kubelet's own figures (scale 1).
+  private final Duration restartLimit;
+  private final Duration initialListLimit;
+  private final Duration sigtermLimit;
+  private final Duration draHealthLimit;
   private final Map<Check, Result> results = new LinkedHashMap<>();
   private String resource;
   private Registration registration;
@@ -205,7 +212,15 @@ final class ConformanceSuite {
       Optional<String> expectedResource,
       Duration registerTimeout,
       Set<Check> selected,
-      boolean strict) {
+      boolean strict,
+      int timeScale) {
+    if (timeScale < 1) {
+      throw new IllegalArgumentException("time scale " + timeScale + " is not 1 or more");
+    }
+    this.restartLimit = RESTART_LIMIT.multipliedBy(timeScale);
+    this.initialListLimit = INITIAL_LIST_LIMIT.multipliedBy(timeScale);
+    this.sigtermLimit = SIGTERM_LIMIT.multipliedBy(timeScale);
+    this.draHealthLimit = DRA_HEALTH_LIMIT.multipliedBy(timeScale);
     this.kubelet = kubelet;
     this.plugin = plugin;
     this.expectedResource = expectedResource;
@@ -373,7 +388,7 @@ final class ConformanceSuite {
       Optional<KubeletEvent> found = kubelet.events().stream().filter(ok).findFirst();
       if (found.isPresent()) {
         resource = found.get().resource();
-        registration = awaitRegistration(BEGINNING, Duration.ofSeconds(1));
+        registration = awaitRegistration(BEGINNING, initialListLimit);
         return "registered "
             + resource
             + " in "
@@ -425,7 +440,7 @@ final class ConformanceSuite {
       awaitEvent(
           new Mark(registration.seq(), registration.nanos(), registration.at()),
           e -> e.kind() == Kind.LIST_AND_WATCH && e.resource().equals(resource),
-          INITIAL_LIST_LIMIT.multipliedBy(3));
+          initialListLimit.multipliedBy(3));
     } catch (AssertionError e) {
       // the initial-list check reports this
     }
@@ -525,15 +540,15 @@ final class ConformanceSuite {
                   e.kind() == Kind.LIST_AND_WATCH
                       && e.outcome() == Outcome.OK
                       && e.resource().equals(resource),
-              remaining(registration.at(), INITIAL_LIST_LIMIT));
+              remaining(registration.at(), initialListLimit));
     } catch (AssertionError e) {
       throw fail(
           "no device list within "
-              + INITIAL_LIST_LIMIT.toMillis()
+              + initialListLimit.toMillis()
               + " ms of the registration; the kubelet has no devices until the first list");
     }
     long after = (first.nanos() - registration.nanos()) / 1_000_000;
-    if (after > INITIAL_LIST_LIMIT.toMillis()) {
+    if (after > initialListLimit.toMillis()) {
       throw fail("the first device list came " + after + " ms after the registration");
     }
     List<DeviceState> devices = kubelet.devices(resource);
@@ -700,11 +715,11 @@ final class ConformanceSuite {
               e.kind() == Kind.LIST_AND_WATCH
                   && e.resource().equals(resource)
                   && e.outcome() == Outcome.OK,
-          INITIAL_LIST_LIMIT);
+          initialListLimit);
     } catch (AssertionError e) {
       throw fail(
           "no device list on the new stream within "
-              + INITIAL_LIST_LIMIT.toMillis()
+              + initialListLimit.toMillis()
               + " ms after the kubelet cancelled the old one");
     }
     if (kubelet.registration(resource).isEmpty()) {
@@ -729,11 +744,11 @@ final class ConformanceSuite {
     Mark restarted = kubelet.restart();
     Registration again;
     try {
-      again = awaitRegistration(restarted, RESTART_LIMIT);
+      again = awaitRegistration(restarted, restartLimit);
     } catch (AssertionError e) {
       throw fail(
           "no registration within "
-              + RESTART_LIMIT.toSeconds()
+              + restartLimit.toSeconds()
               + " s after the kubelet restarted (its socket was deleted and served again)");
     }
     registration = again;
@@ -775,10 +790,10 @@ final class ConformanceSuite {
       throw fail("the plugin process had already exited");
     }
     long t0 = System.nanoTime();
-    Optional<Integer> code = plugin.terminate(SIGTERM_LIMIT);
+    Optional<Integer> code = plugin.terminate(sigtermLimit);
     long ms = elapsed(t0);
     if (code.isEmpty()) {
-      throw fail("the process did not exit within " + SIGTERM_LIMIT.toSeconds() + " s of SIGTERM");
+      throw fail("the process did not exit within " + sigtermLimit.toSeconds() + " s of SIGTERM");
     }
     List<Path> left = sockets.stream().filter(Files::exists).toList();
     if (!left.isEmpty()) {
@@ -991,9 +1006,12 @@ final class ConformanceSuite {
           kubelet.awaitEvent(
               BEGINNING,
               x -> x.kind() == Kind.DRA_HEALTH && x.resource().equals(resource),
-              Duration.ofSeconds(2));
+              draHealthLimit);
     } catch (AssertionError ex) {
-      throw fail("no NodeWatchResources message within 2 s of the registration");
+      throw fail(
+          "no NodeWatchResources message within "
+              + draHealthLimit.toSeconds()
+              + " s of the registration");
     }
     if (e.outcome() != Outcome.OK) {
       throw fail(e.detail());
@@ -1005,11 +1023,11 @@ final class ConformanceSuite {
     Mark restarted = kubelet.restart();
     DraRegistration again;
     try {
-      again = kubelet.awaitDraRegistration(resource, restarted, RESTART_LIMIT);
+      again = kubelet.awaitDraRegistration(resource, restarted, restartLimit);
     } catch (AssertionError e) {
       throw fail(
           "no registration within "
-              + RESTART_LIMIT.toSeconds()
+              + restartLimit.toSeconds()
               + " s after the kubelet restarted (keep the registration socket served)");
     }
     long ms = Math.max(0, (again.nanos() - restarted.nanos()) / 1_000_000);

@@ -41,6 +41,8 @@ class FakeKubeletCliIT {
     List<String> cmd =
         script(
             "conform",
+            "--time-scale",
+            ConformanceTest.PASSING_TIME_SCALE,
             "--dir",
             tmp.resolve("dp").toString(),
             "--junit-xml",

@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.core.internal.DeviceState;
+import io.github.deviceplugin4j.core.internal.Observers;
 import io.github.deviceplugin4j.core.internal.RequestDeadlines;
 import io.github.deviceplugin4j.core.internal.RequestHandler;
 import io.github.deviceplugin4j.core.internal.Snapshot;
@@ -56,7 +57,10 @@ class BackendCallTest {
 
               @Override
               public void streamsGone() {}
-            });
+            },
+            "",
+            Observers.NONE,
+            null);
     state.applyNow(List.of(Device.healthy("d0")));
   }
 
@@ -107,6 +111,7 @@ class BackendCallTest {
     return new RequestHandler(
         RESOURCE,
         backend,
+        Capabilities.none(),
         state,
         workers,
         timer,

@@ -141,13 +141,17 @@ class WarmUpTest {
 
               @Override
               public void streamsGone() {}
-            });
+            },
+            "",
+            Observers.NONE,
+            null);
     state.applyNow(devices);
     Duration deadline = Duration.ofSeconds(5);
     RequestHandler handler =
         new RequestHandler(
             RESOURCE,
             backend,
+            Capabilities.none(),
             state,
             workers,
             timer,

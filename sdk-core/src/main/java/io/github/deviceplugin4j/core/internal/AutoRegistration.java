@@ -66,11 +66,6 @@ final class AutoRegistration implements RegistrationStrategy {
   }
 
   @Override
-  public int supersededServers() {
-    return current.supersededServers();
-  }
-
-  @Override
   public void start() throws IOException {
     current.start();
   }

@@ -81,50 +81,6 @@ public final class DeviceState {
   private volatile long streamlessSince = System.nanoTime();
 
   /**
-   * A device state.
-   *
-   * @param adapters every API version served
-   * @param serial where snapshots are processed, one at a time
-   * @param timer delays processing within the coalescing window
-   * @param window the coalescing window
-   * @param maxMessageBytes the largest ListAndWatch message allowed
-   * @param events where to report
-   */
-  public DeviceState(
-      List<ApiAdapter> adapters,
-      Executor serial,
-      ScheduledExecutorService timer,
-      Duration window,
-      int maxMessageBytes,
-      Events events) {
-    this(adapters, serial, timer, window, maxMessageBytes, events, "", Observers.NONE);
-  }
-
-  /**
-   * A device state whose streams are observed.
-   *
-   * @param adapters every API version served
-   * @param serial where snapshots are processed, one at a time
-   * @param timer delays processing within the coalescing window
-   * @param window the coalescing window
-   * @param maxMessageBytes the largest ListAndWatch message allowed
-   * @param events where to report
-   * @param resource the resource name, for the observers
-   * @param observers told about streams and device lists sent
-   */
-  public DeviceState(
-      List<ApiAdapter> adapters,
-      Executor serial,
-      ScheduledExecutorService timer,
-      Duration window,
-      int maxMessageBytes,
-      Events events,
-      String resource,
-      Observers observers) {
-    this(adapters, serial, timer, window, maxMessageBytes, events, resource, observers, null);
-  }
-
-  /**
    * A device state whose streams are observed and whose devices may be shared.
    *
    * @param adapters every API version served

@@ -11,8 +11,8 @@ import java.nio.file.Path;
  * AutoRegistration} is the plugin watcher with a fallback to legacy registration.
  *
  * <p>The triggers run on the resource's control executor, one at a time; {@link #start()} runs on
- * the caller's thread before any of them. {@link #mode()}, {@link #socket()}, {@link #replaced()}
- * and {@link #supersededServers()} may be read from any thread.
+ * the caller's thread before any of them. {@link #mode()}, {@link #socket()} and {@link
+ * #replaced()} may be read from any thread.
  */
 interface RegistrationStrategy {
 
@@ -24,9 +24,6 @@ interface RegistrationStrategy {
 
   /** Whether a newer instance of the resource took over: this one no longer registers. */
   boolean replaced();
-
-  /** Superseded servers of the resource whose connections the kubelet still holds. */
-  int supersededServers();
 
   /**
    * Serves the socket, on the caller's thread, so that its failure reaches the host's start.

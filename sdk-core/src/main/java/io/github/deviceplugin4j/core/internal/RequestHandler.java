@@ -78,31 +78,8 @@ public final class RequestHandler {
   private final Consumer<DevicePluginException> errors;
 
   /**
-   * A request handler; capabilities, and which of them are declared {@link NonBlocking}, are
-   * detected here, once.
-   *
-   * @param resource the resource name
-   * @param backend the backend
-   * @param state the device state
-   * @param workers where backend calls that may block run
-   * @param timer for deadlines
-   * @param deadlines deadline of each kind of backend call
-   * @param errors where failures are reported; called on a worker thread
-   */
-  public RequestHandler(
-      String resource,
-      DeviceBackend backend,
-      DeviceState state,
-      Executor workers,
-      ScheduledExecutorService timer,
-      RequestDeadlines deadlines,
-      Consumer<DevicePluginException> errors) {
-    this(resource, backend, Capabilities.none(), state, workers, timer, deadlines, errors);
-  }
-
-  /**
-   * A request handler with capabilities given on the builder, which win over the backend's own;
-   * each capability's {@link NonBlocking} mark is read from the object that provides it.
+   * A request handler; capabilities given on the builder win over the backend's own, and each
+   * capability's {@link NonBlocking} mark is read, once, from the object that provides it.
    *
    * @param resource the resource name
    * @param backend the backend

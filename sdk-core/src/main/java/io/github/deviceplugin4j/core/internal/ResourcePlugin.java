@@ -58,17 +58,6 @@ public final class ResourcePlugin implements PluginEndpoint {
   private volatile int lastHealthy = -1;
 
   /**
-   * A resource plugin; nothing runs until {@link #discover()}.
-   *
-   * @param backend the vendor's backend
-   * @param mode the effective registration mode at the start
-   * @param shared the host's shared resources
-   */
-  public ResourcePlugin(DeviceBackend backend, RegistrationMode mode, Shared shared) {
-    this(backend, Capabilities.none(), mode, shared);
-  }
-
-  /**
    * A resource plugin with capabilities given on the builder; nothing runs until {@link
    * #discover()}.
    *
@@ -284,15 +273,6 @@ public final class ResourcePlugin implements PluginEndpoint {
     return probes;
   }
 
-  /**
-   * Superseded servers of this resource whose connections the kubelet still holds.
-   *
-   * @return count
-   */
-  public int supersededServers() {
-    return strategy.supersededServers();
-  }
-
   // ------------------------------------------------------------------------------- file events
 
   private void onControl(Runnable task) {
@@ -350,11 +330,6 @@ public final class ResourcePlugin implements PluginEndpoint {
   }
 
   // ----------------------------------------------------------------------------------- devices
-
-  /** Asks for a call of the backend's {@code devices()} soon; repeated requests coalesce. */
-  public void rescan() {
-    discovery.rescan();
-  }
 
   private void backendFailed(BackendException error) {
     registration.error(error.getMessage());

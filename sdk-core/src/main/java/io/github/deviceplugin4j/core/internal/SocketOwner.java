@@ -98,11 +98,6 @@ final class SocketOwner {
     return server != null && server.stillOurs();
   }
 
-  /** Whether a server was started (its file may be gone). */
-  synchronized boolean started() {
-    return server != null;
-  }
-
   /**
    * Serves the socket unless the file at the path is still ours.
    *
@@ -215,16 +210,6 @@ final class SocketOwner {
           socket,
           superseded.size());
     }
-  }
-
-  /**
-   * Superseded servers that still hold connections.
-   *
-   * @return count
-   */
-  synchronized int supersededCount() {
-    prune();
-    return superseded.size();
   }
 
   /** Stops every server, the superseded ones too, and removes the socket file if it is ours. */

@@ -26,11 +26,6 @@ abstract class SocketRegistration implements RegistrationStrategy {
   }
 
   @Override
-  public int supersededServers() {
-    return owner.supersededCount();
-  }
-
-  @Override
   public boolean serving() {
     return owner.stillOurs();
   }

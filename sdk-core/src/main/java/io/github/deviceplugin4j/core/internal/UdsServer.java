@@ -303,15 +303,6 @@ public final class UdsServer {
   }
 
   /**
-   * The socket path.
-   *
-   * @return the path
-   */
-  public Path path() {
-    return path;
-  }
-
-  /**
    * Whether the socket file at the path is still the one this server created.
    *
    * @return false when it was deleted or replaced

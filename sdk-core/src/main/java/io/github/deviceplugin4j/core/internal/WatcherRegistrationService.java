@@ -70,15 +70,6 @@ public final class WatcherRegistrationService extends RegistrationGrpc.Registrat
   }
 
   /**
-   * What {@code GetInfo} answers.
-   *
-   * @return the plugin info
-   */
-  public PluginInfo info() {
-    return info;
-  }
-
-  /**
    * Answers the plugin info.
    *
    * @param request the kubelet's request (no fields)

@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * How much each scenario measures. {@link #full()} is what the issue's targets are stated for;
- * {@link #quick()} checks that every scenario works, in seconds (the build's smoke test).
+ * {@link #quick()} checks that every scenario works, in seconds ({@code --quick}); {@link
+ * #smoke()}, smaller still, is what the build's tests run.
  *
  * @param allocateWarmup Allocate calls before measuring, per implementation and concurrency
  * @param allocateCalls Allocate calls measured, per implementation and concurrency
@@ -76,5 +77,16 @@ public record Sizes(
   public static Sizes quick() {
     return new Sizes(
         200, 300, List.of(1, 4), 100, 30, 20, 5, List.of(100, 1_000), 2, 1, 2_000, 5, 2, 1, 3);
+  }
+
+  /**
+   * The build's tests: each scenario's every step once or twice, so a table of each kind is made in
+   * the least time (one cold process per flag set, three restarts, three resources).
+   *
+   * @return sizes
+   */
+  public static Sizes smoke() {
+    return new Sizes(
+        100, 100, List.of(1, 4), 50, 10, 10, 3, List.of(100, 1_000), 1, 1, 500, 3, 1, 1, 2);
   }
 }

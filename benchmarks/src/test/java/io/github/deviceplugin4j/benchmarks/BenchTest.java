@@ -29,7 +29,7 @@ class BenchTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     report =
         Bench.run(
-            Sizes.quick(),
+            Sizes.smoke(),
             Set.of("allocate", "observer", "admit", "health", "restart", "scale"),
             Path.of("..", "examples"),
             new PrintStream(out, true, StandardCharsets.UTF_8));
@@ -44,7 +44,7 @@ class BenchTest {
   void observerComparesMetricsOffAndOnAtEveryConcurrency() {
     Report.Table t = report.table(ObserverScenario.TITLE).orElseThrow();
     // per concurrency: off, noop, micrometer, ratio
-    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * 4);
+    assertThat(t.rows()).hasSize(Sizes.smoke().concurrencies().size() * 4);
     assertThat(t.rows().stream().map(r -> r.get(1)).distinct())
         .containsExactly("off", "noop", "micrometer", "**micrometer / off**");
     for (int r = 0; r < t.rows().size(); r++) {
@@ -59,7 +59,7 @@ class BenchTest {
   void allocateMeasuresEveryPluginAtEveryConcurrencyWithOrderedPercentiles() {
     Report.Table t = report.table("Allocate round trip (1 device ID)").orElseThrow();
     // per concurrency: sdk, sdk-declarative, baseline, ratio
-    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * 4);
+    assertThat(t.rows()).hasSize(Sizes.smoke().concurrencies().size() * 4);
     for (int r = 0; r < t.rows().size(); r++) {
       String plugin = t.cell(r, "plugin");
       if (plugin.contains("/")) {
@@ -67,7 +67,7 @@ class BenchTest {
         continue;
       }
       assertThat(plugin).isIn("sdk", "sdk-declarative", "baseline");
-      assertThat(number(t.cell(r, "calls"))).isEqualTo((double) Sizes.quick().allocateCalls());
+      assertThat(number(t.cell(r, "calls"))).isEqualTo((double) Sizes.smoke().allocateCalls());
       double p50 = number(t.cell(r, "p50"));
       assertThat(p50).isPositive();
       assertThat(number(t.cell(r, "p99"))).isGreaterThanOrEqualTo(p50);
@@ -103,7 +103,7 @@ class BenchTest {
   void healthRestartAndScaleReportEachCaseAndTheirTargets() {
     Report.Table health = report.table("Health change → kubelet").orElseThrow();
     assertThat(health.rows()).extracting(r -> r.get(1)).containsExactly("paced", "back to back");
-    assertThat(number(health.cell(0, "flips"))).isEqualTo((double) Sizes.quick().flips());
+    assertThat(number(health.cell(0, "flips"))).isEqualTo((double) Sizes.smoke().flips());
 
     Report.Table restart = report.table("Kubelet restart → registered again").orElseThrow();
     assertThat(restart.rows())
@@ -114,7 +114,7 @@ class BenchTest {
     }
 
     Report.Table scale = report.table("ListAndWatch with large device lists").orElseThrow();
-    List<Integer> counts = Sizes.quick().deviceCounts();
+    List<Integer> counts = Sizes.smoke().deviceCounts();
     assertThat(scale.rows()).hasSize(counts.size());
     double previousBytes = 0;
     for (int r = 0; r < counts.size(); r++) {
@@ -146,7 +146,7 @@ class BenchTest {
     assertThatThrownBy(
             () ->
                 Bench.run(
-                    Sizes.quick(),
+                    Sizes.smoke(),
                     Set.of("alocate"),
                     Path.of("..", "examples"),
                     new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))

@@ -73,6 +73,7 @@ final class AppCds {
   static final String TRAINING_MAIN = "io.github.deviceplugin4j.examples.common.CdsTraining";
 
   private static final Map<Path, Archives> MADE = new ConcurrentHashMap<>();
+  private static final Map<Path, Archive> IMAGES = new ConcurrentHashMap<>();
 
   private AppCds() {}
 
@@ -88,6 +89,27 @@ final class AppCds {
     if (a == null || !a.all().stream().allMatch(x -> Files.exists(x.file()))) {
       a = new Archives(withKubelet(node, ctx.newDir("k")), imageBuild(ctx, node.jar()));
       MADE.put(ctx.root(), a);
+    }
+    return a;
+  }
+
+  /**
+   * The image build's archive alone, trained on first use (the Go-client scenarios run no other):
+   * the run's from {@link #of} when that was made, else its own.
+   *
+   * @param ctx the run
+   * @param jar the example's runnable jar
+   * @return the archive
+   */
+  static synchronized Archive image(BenchContext ctx, Path jar) throws Exception {
+    Archives both = MADE.get(ctx.root());
+    if (both != null && Files.exists(both.imageBuild().file())) {
+      return both.imageBuild();
+    }
+    Archive a = IMAGES.get(ctx.root());
+    if (a == null || !Files.exists(a.file())) {
+      a = imageBuild(ctx, jar);
+      IMAGES.put(ctx.root(), a);
     }
     return a;
   }

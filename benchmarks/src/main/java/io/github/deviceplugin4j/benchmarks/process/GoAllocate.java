@@ -63,7 +63,7 @@ public final class GoAllocate {
     Sizes sizes = ctx.sizes();
     Path dir = ctx.newDir("ga");
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
     String cp = String.join(java.io.File.pathSeparator, MultiResourceScenario.classPath());
     List<Plugin> plugins = new ArrayList<>();
     try (FakeKubelet kubelet = FakeKubelet.builder().pluginDir(dir.resolve("p")).start()) {

@@ -42,7 +42,7 @@ public final class GoCold implements Scenario {
       return;
     }
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
     List<GoFlags.Config> configs = new ArrayList<>();
     for (GoFlags.Config c : GoFlags.configs(image)) {
       if (Boolean.getBoolean(ALL_PROPERTY) || c.go() || c.name().equals("image flags")) {

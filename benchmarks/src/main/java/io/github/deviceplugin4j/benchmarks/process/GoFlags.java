@@ -128,7 +128,7 @@ public final class GoFlags implements Scenario {
     GoPrograms go = found.get();
     Sizes sizes = ctx.sizes();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
     String setsFile = System.getProperty(SETS_PROPERTY);
     List<Config> configs = new ArrayList<>(configs(image));
     if (setsFile != null) {

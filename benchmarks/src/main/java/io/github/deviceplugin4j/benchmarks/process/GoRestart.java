@@ -66,7 +66,7 @@ public final class GoRestart {
   public static void run(BenchContext ctx, Report report, GoPrograms go) throws Exception {
     int n = ctx.sizes().restarts();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.of(ctx, node).imageBuild().flags();
+    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
     List<List<String>> rows =
         report.table(
             TITLE,

@@ -13,7 +13,6 @@ import io.github.deviceplugin4j.benchmarks.Scenario;
 import io.github.deviceplugin4j.benchmarks.Sizes;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Go-client variants of the allocate and restart scenarios at quick sizes: every plugin and
+ * The Go-client variants of the allocate and restart scenarios at smoke sizes: every plugin and
  * step is reported with real measurements. They need the Go toolchain benchmarks/go/build.sh uses
  * (go, protoc, protoc-gen-go, protoc-gen-go-grpc, Debian's Go gRPC and protobuf packages) and are
  * skipped with what is missing and the install command otherwise; then the scenarios themselves
@@ -35,7 +34,7 @@ class GoClientScenariosTest {
 
   private static BenchContext context() {
     return new BenchContext(
-        Sizes.quick(),
+        Sizes.smoke(),
         root,
         Path.of(System.getProperty("bench.examplesDir", "../examples")).toAbsolutePath(),
         BenchContext.Client.GO);
@@ -67,16 +66,16 @@ class GoClientScenariosTest {
             "**sdk-declarative / go-stub**",
             "**fpga-example / go-stub**",
             "**baseline / go-stub**");
-    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * plugins.size());
+    assertThat(t.rows()).hasSize(Sizes.smoke().concurrencies().size() * plugins.size());
     for (int r = 0; r < t.rows().size(); r++) {
       assertThat(t.cell(r, "plugin")).isEqualTo(plugins.get(r % plugins.size()));
       assertThat(t.cell(r, "concurrency"))
-          .isEqualTo(String.valueOf(Sizes.quick().concurrencies().get(r / plugins.size())));
+          .isEqualTo(String.valueOf(Sizes.smoke().concurrencies().get(r / plugins.size())));
       double p50 = number(t.cell(r, "p50"));
       assertThat(p50).isPositive();
       assertThat(number(t.cell(r, "ops/s"))).isPositive();
       if (r % plugins.size() < 4) {
-        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
+        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.smoke().allocateCalls());
         assertThat(number(t.cell(r, "p99"))).isGreaterThanOrEqualTo(p50);
         assertThat(number(t.cell(r, "max"))).isGreaterThanOrEqualTo(number(t.cell(r, "p99.9")));
       }
@@ -105,12 +104,12 @@ class GoClientScenariosTest {
             "off-again",
             "**micrometer / off**",
             "**off-again / off** (noise)");
-    assertThat(t.rows()).hasSize(Sizes.quick().concurrencies().size() * plugins.size());
+    assertThat(t.rows()).hasSize(Sizes.smoke().concurrencies().size() * plugins.size());
     for (int r = 0; r < t.rows().size(); r++) {
       assertThat(t.cell(r, "plugin")).isEqualTo(plugins.get(r % plugins.size()));
       assertThat(number(t.cell(r, "p50"))).isPositive();
       if (r % plugins.size() < 3) {
-        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.quick().allocateCalls());
+        assertThat(number(t.cell(r, "calls"))).isEqualTo(Sizes.smoke().allocateCalls());
       }
     }
     assertThat(report.targets())
@@ -128,7 +127,7 @@ class GoClientScenariosTest {
     Report.Table t = report.table(GoRestart.TITLE).orElseThrow();
     assertThat(t.rows()).extracting(r -> r.get(0)).containsExactly("fpga-example", "go-stub");
     for (int r = 0; r < 2; r++) {
-      assertThat(t.cell(r, "restarts")).isEqualTo(String.valueOf(Sizes.quick().restarts()));
+      assertThat(t.cell(r, "restarts")).isEqualTo(String.valueOf(Sizes.smoke().restarts()));
       double register = number(t.cell(r, "→ Register p50"));
       assertThat(register).isPositive();
       assertThat(number(t.cell(r, "→ options p50"))).isPositive();
@@ -137,76 +136,14 @@ class GoClientScenariosTest {
       assertThat(number(t.cell(r, "max"))).isGreaterThanOrEqualTo(register);
     }
     // Every restart in order: the first alone, the other warm-up ones, then one column per
-    // measured restart at quick sizes.
+    // measured restart at smoke sizes.
     Report.Table inOrder = report.table(GoRestart.IN_ORDER_TITLE).orElseThrow();
     assertThat(inOrder.rows()).extracting(r -> r.get(0)).containsExactly("fpga-example", "go-stub");
-    int last = GoRestart.WARM_UP + Sizes.quick().restarts();
-    assertThat(inOrder.rows().get(0)).hasSize(1 + 2 + Sizes.quick().restarts());
+    int last = GoRestart.WARM_UP + Sizes.smoke().restarts();
+    assertThat(inOrder.rows().get(0)).hasSize(1 + 2 + Sizes.smoke().restarts());
     assertThat(number(inOrder.cell(0, "1"))).isPositive();
     assertThat(number(inOrder.cell(0, "2-" + GoRestart.WARM_UP))).isPositive();
     assertThat(number(inOrder.cell(1, String.valueOf(last)))).isPositive();
-  }
-
-  @Test
-  void flagsWithGoClient_comparesEveryFlagSetWithTheGoStubAndTheColdAllocate() throws Exception {
-    assumeGo();
-    Report report = run(new GoFlags());
-
-    List<String> rows =
-        new ArrayList<>(
-            List.of(
-                "go-stub",
-                "JDK 17 defaults",
-                "image flags",
-                "image flags, C2 lean",
-                "image flags, C2 lean, pooled Netty"));
-    if (Files.isExecutable(GoFlags.jdk25())) {
-      rows.add(GoFlags.AOT_ROW);
-    }
-    Report.Table t = report.table(GoFlags.TITLE).orElseThrow();
-    assertThat(t.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
-    for (int r = 0; r < t.rows().size(); r++) {
-      assertThat(number(t.cell(r, "c=1 p99"))).isGreaterThanOrEqualTo(number(t.cell(r, "c=1 p50")));
-      assertThat(number(t.cell(r, "c=16 p50"))).isPositive();
-      assertThat(number(t.cell(r, "c=16 ops/s"))).isPositive();
-      assertThat(number(t.cell(r, "RSS idle (MiB)"))).isBetween(1.0, 2048.0);
-      assertThat(number(t.cell(r, "RSS after load (MiB)"))).isBetween(1.0, 2048.0);
-      assertThat(number(t.cell(r, "RSS settled (MiB)"))).isBetween(1.0, 2048.0);
-      assertThat(number(t.cell(r, "restart max")))
-          .isGreaterThanOrEqualTo(number(t.cell(r, "restart p50")))
-          .isPositive();
-    }
-    Report.Table cold = report.table(GoFlags.COLD).orElseThrow();
-    assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactlyElementsOf(rows);
-    for (int r = 0; r < cold.rows().size(); r++) {
-      assertThat(cold.cell(r, "processes"))
-          .isEqualTo(String.valueOf(Sizes.quick().coldAllocates()));
-      assertThat(number(cold.cell(r, "first Allocate p50"))).isPositive();
-      assertThat(number(cold.cell(r, "after idle p50"))).isPositive();
-    }
-    assertThat(cold.cell(0, "first p50 / go-stub")).isEqualTo("1.00×");
-  }
-
-  @Test
-  void coldWithGoClient_measuresTheGoStubAndTheImageFlagsOnly() throws Exception {
-    assumeGo();
-    Report report = run(new GoCold());
-
-    Report.Table cold = report.table(GoFlags.COLD).orElseThrow();
-    assertThat(cold.rows()).extracting(r -> r.get(0)).containsExactly("go-stub", "image flags");
-    assertThat(number(cold.cell(1, "first Allocate p50"))).isPositive();
-    assertThat(report.table(GoFlags.TITLE)).isEmpty();
-    // The series after the call after idle: half its calls in the first column, the rest after.
-    Report.Table series = report.table(GoFlags.COLD_SERIES).orElseThrow();
-    assertThat(series.rows()).extracting(r -> r.get(0)).containsExactly("go-stub", "image flags");
-    int calls = Sizes.quick().coldAllocates() * Sizes.quick().coldSeries();
-    for (int r = 0; r < 2; r++) {
-      assertThat(series.cell(r, "calls")).isEqualTo(String.valueOf(calls));
-      assertThat(number(series.cell(r, "1-1 p90")))
-          .isGreaterThanOrEqualTo(number(series.cell(r, "1-1 p50")));
-      assertThat(number(series.cell(r, "rest p50"))).isPositive();
-    }
-    assertThat(series.cell(0, "rest p50 / go-stub")).isEqualTo("1.00×");
   }
 
   @Test
@@ -215,7 +152,7 @@ class GoClientScenariosTest {
     new GoFlags()
         .run(
             new BenchContext(
-                Sizes.quick(),
+                Sizes.smoke(),
                 root,
                 Path.of(System.getProperty("bench.examplesDir", "../examples"))),
             report);

@@ -19,6 +19,8 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -31,6 +33,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * processes of one resource) and of an in-place re-registration, for the kubelet behaviours of
  * v1.27-v1.36 (the newest connection is the one closed) and of the newest kubelets.
  */
+// Each test has its own directories, fake kubelet and plugin processes; most of their time is
+// spent watching for unhealthy windows, so two run at a time.
+@Execution(ExecutionMode.CONCURRENT)
 class HandoverProcessTest {
 
   private static final Duration START = PluginProcessTest.START;

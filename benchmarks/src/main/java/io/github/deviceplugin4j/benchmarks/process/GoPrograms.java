@@ -15,10 +15,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The benchmark's Go programs ({@code benchmarks/go}), built by {@code benchmarks/go/build.sh} into
- * {@code benchmarks/target/go/bin}: the kubelet-like {@code kubelet-client}, the {@code
- * stub-plugin} peer and the {@code fake-kubelet} that times re-registration. Go is optional: the
- * Maven build never needs it, and {@link #build} answers empty unless the whole toolchain (go,
- * protoc, its two Go generators and Debian's Go gRPC and protobuf packages) is installed.
+ * the run's own directory ({@code <run>/go/bin}; run by hand, the script's default is {@code
+ * benchmarks/target/go/bin}): the kubelet-like {@code kubelet-client}, the {@code stub-plugin} peer
+ * and the {@code fake-kubelet} that times re-registration. Go is optional: the Maven build never
+ * needs it, and {@link #build} answers empty unless the whole toolchain (go, protoc, its two Go
+ * generators and Debian's Go gRPC and protobuf packages) is installed.
  *
  * @param kubeletClient drives Allocate or the admit path on plugin sockets
  * @param stubPlugin the grpc-go device plugin
@@ -117,7 +118,9 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
   }
 
   /**
-   * Builds the programs (generated code and binaries under {@code benchmarks/target/go}).
+   * Builds the programs (generated code and binaries under the run's {@code go} directory: two test
+   * JVMs building into one directory removed each other's generated code; Go's build cache makes a
+   * second build take seconds).
    *
    * @param ctx the run: the repository is the parent of its examples directory
    * @return the programs, or empty when part of the toolchain is {@link #missing()}
@@ -134,7 +137,7 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
           script
               + " is missing: run the benchmarks from the repository (--examples=<repo>/examples)");
     }
-    Path out = repo.resolve("benchmarks").resolve("target").resolve("go");
+    Path out = ctx.root().resolve("go");
     Path log = ctx.root().resolve("go-build.log");
     Process p =
         new ProcessBuilder(List.of("sh", script.toString(), out.toString()))

@@ -53,9 +53,16 @@ public final class RegistryWatcher implements AutoCloseable {
     try {
       Files.createDirectories(dir);
       service = dir.getFileSystem().newWatchService();
-      traverse(dir);
+      watch(dir);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot watch the plugins registry " + dir, e);
+    }
+    try {
+      walkEntries(dir);
+    } catch (IOException e) {
+      // The kubelet logs "Failed to traverse plugin socket path" and watches on: an entry that
+      // vanished mid-walk (a plugin's private directory renamed into place, say) ends the walk,
+      // never the watcher.
     }
     thread = new Thread(this::run, "fake-kubelet-plugin-watcher");
     thread.setDaemon(true);
@@ -64,10 +71,18 @@ public final class RegistryWatcher implements AutoCloseable {
 
   /** {@code traversePluginDir}: watches the directory, then walks everything under it. */
   private void traverse(Path d) throws IOException {
+    watch(d);
+    walkEntries(d);
+  }
+
+  private void watch(Path d) throws IOException {
     keys.put(
         d.register(
             service, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE),
         d);
+  }
+
+  private void walkEntries(Path d) throws IOException {
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(d)) {
       for (Path p : entries) {
         if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {

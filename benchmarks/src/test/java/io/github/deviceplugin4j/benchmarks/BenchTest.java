@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Runs the in-process scenarios at their quick sizes and checks that every table holds what it
+ * Runs the in-process scenarios at their smoke sizes and checks that every table holds what it
  * claims: real measurements (positive, ordered percentiles), every plugin and mode, the targets.
  * Timing goals are not asserted here: they are measured by the benchmark command on a quiet
  * machine, not by the build.

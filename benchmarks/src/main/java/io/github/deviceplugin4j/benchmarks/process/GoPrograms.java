@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -47,6 +48,9 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
 
   /** Where Debian's Go packages install their sources. */
   static final Path DEBIAN_GOPATH = Path.of("/usr/share/gocode");
+
+  /** The programs built for each run's directory: every Go scenario of a run uses one build. */
+  private static final Map<Path, GoPrograms> BUILT = new ConcurrentHashMap<>();
 
   /**
    * What of the Go toolchain the programs need is missing on this machine.
@@ -118,17 +122,20 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
   }
 
   /**
-   * Builds the programs (generated code and binaries under the run's {@code go} directory: two test
-   * JVMs building into one directory removed each other's generated code; Go's build cache makes a
-   * second build take seconds).
+   * Builds the programs once per run (generated code and binaries under the run's {@code go}
+   * directory: two test JVMs building into one directory removed each other's generated code).
    *
    * @param ctx the run: the repository is the parent of its examples directory
    * @return the programs, or empty when part of the toolchain is {@link #missing()}
    * @throws IllegalStateException when the build script fails, with its output
    */
-  public static Optional<GoPrograms> build(BenchContext ctx) throws Exception {
+  public static synchronized Optional<GoPrograms> build(BenchContext ctx) throws Exception {
     if (!missing().isEmpty()) {
       return Optional.empty();
+    }
+    GoPrograms built = BUILT.get(ctx.root());
+    if (built != null && built.all().stream().allMatch(Files::isExecutable)) {
+      return Optional.of(built);
     }
     Path repo = ctx.examplesDir().toAbsolutePath().normalize().getParent();
     Path script = repo.resolve("benchmarks").resolve("go").resolve("build.sh");
@@ -153,11 +160,15 @@ public record GoPrograms(Path kubeletClient, Path stubPlugin, Path fakeKubelet) 
           script + " failed with status " + p.exitValue() + ":\n" + read(log));
     }
     Path bin = out.resolve("bin");
-    return Optional.of(
+    built =
         new GoPrograms(
-            bin.resolve("kubelet-client"),
-            bin.resolve("stub-plugin"),
-            bin.resolve("fake-kubelet")));
+            bin.resolve("kubelet-client"), bin.resolve("stub-plugin"), bin.resolve("fake-kubelet"));
+    BUILT.put(ctx.root(), built);
+    return Optional.of(built);
+  }
+
+  private List<Path> all() {
+    return List.of(kubeletClient, stubPlugin, fakeKubelet);
   }
 
   private static String read(Path log) throws IOException {

@@ -1,7 +1,8 @@
 package io.github.deviceplugin4j.benchmarks.process;
 
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.assumeGo;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.number;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.deviceplugin4j.benchmarks.BenchContext;
 import io.github.deviceplugin4j.benchmarks.Report;
@@ -11,9 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -22,20 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * toolchain is incomplete. No timing target is asserted.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@ExtendWith(ScenarioTests.NoProcessLeftBehind.class)
 class GoFlagsScenarioTest {
 
   @TempDir static Path root;
-
-  private static void assumeGo() {
-    assumeTrue(GoPrograms.missing().isEmpty(), GoPrograms::missingReason);
-  }
-
-  @AfterEach
-  void leavesNoProcessBehind() {
-    assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive).toList())
-        .as("child processes of the harness after a scenario")
-        .isEmpty();
-  }
 
   @Test
   void flagsWithGoClient_comparesTheCandidateFlagSetsWithTheGoStubAndTheColdAllocate()
@@ -100,18 +91,6 @@ class GoFlagsScenarioTest {
   }
 
   private static Report run(Scenario s) throws Exception {
-    Report report = new Report();
-    s.run(
-        new BenchContext(
-            Sizes.smoke(),
-            root,
-            Path.of(System.getProperty("bench.examplesDir", "../examples")).toAbsolutePath(),
-            BenchContext.Client.GO),
-        report);
-    return report;
-  }
-
-  private static double number(String cell) {
-    return Double.parseDouble(cell.replace(",", "").replace("×", ""));
+    return ScenarioTests.run(s, root, BenchContext.Client.GO);
   }
 }

@@ -1,16 +1,20 @@
 package io.github.deviceplugin4j.benchmarks.process;
 
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.MIB_MAX;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.MIB_MIN;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.column;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.number;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.benchmarks.BenchContext;
 import io.github.deviceplugin4j.benchmarks.Report;
 import io.github.deviceplugin4j.benchmarks.Sizes;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -18,30 +22,14 @@ import org.junit.jupiter.api.io.TempDir;
  * it (mostly idle waits for the safety checks) beside the other process scenarios.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@ExtendWith(ScenarioTests.NoProcessLeftBehind.class)
 class MultiResourceScenarioTest {
-
-  private static final double MIB_MIN = 10;
-  private static final double MIB_MAX = 2048;
 
   @TempDir Path root;
 
-  @AfterEach
-  void leavesNoProcessBehind() {
-    assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive).toList())
-        .as("child processes of the harness after a scenario")
-        .isEmpty();
-  }
-
   @Test
   void resources_reportsRegistrationOfAllAndIdleRss() throws Exception {
-    Report report = new Report();
-    new MultiResourceScenario()
-        .run(
-            new BenchContext(
-                Sizes.smoke(),
-                root,
-                Path.of(System.getProperty("bench.examplesDir", "../examples"))),
-            report);
+    Report report = run(new MultiResourceScenario(), root, BenchContext.Client.JVM);
 
     Report.Table t = report.table(MultiResourceScenario.TITLE).orElseThrow();
     assertThat(column(t, "resources"))
@@ -61,15 +49,5 @@ class MultiResourceScenarioTest {
       assertThat(number(t.cell(r, "threads idle"))).isGreaterThan(1);
       assertThat(number(t.cell(r, "threads at +12 s"))).isGreaterThan(1);
     }
-  }
-
-  private static List<String> column(Report.Table t, String column) {
-    int c = t.columns().indexOf(column);
-    assertThat(c).as("column " + column + " of " + t.title()).isNotNegative();
-    return t.rows().stream().map(row -> row.get(c)).toList();
-  }
-
-  private static double number(String cell) {
-    return Double.parseDouble(cell.replace(",", ""));
   }
 }

@@ -1,5 +1,9 @@
 package io.github.deviceplugin4j.benchmarks.process;
 
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.MIB_MAX;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.MIB_MIN;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.column;
+import static io.github.deviceplugin4j.benchmarks.process.ScenarioTests.number;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,9 +15,9 @@ import io.github.deviceplugin4j.benchmarks.Sizes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,25 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
  * property {@code bench.examplesDir} (default {@code ../examples}, the reactor layout).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@ExtendWith(ScenarioTests.NoProcessLeftBehind.class)
 class ProcessScenariosTest {
-
-  private static final double MIB_MIN = 10;
-  private static final double MIB_MAX = 2048;
 
   /** Shared by the tests so the AppCDS archives are trained once. */
   @TempDir static Path root;
-
-  private static BenchContext context() {
-    return new BenchContext(
-        Sizes.smoke(), root, Path.of(System.getProperty("bench.examplesDir", "../examples")));
-  }
-
-  @AfterEach
-  void leavesNoProcessBehind() {
-    assertThat(ProcessHandle.current().children().filter(ProcessHandle::isAlive).toList())
-        .as("child processes of the harness after a scenario")
-        .isEmpty();
-  }
 
   @Test
   void coldStart_reportsEveryFlagSetWithRegistrationBeforeFirstAllocate() throws Exception {
@@ -137,19 +127,6 @@ class ProcessScenariosTest {
   }
 
   private static Report run(Scenario s) throws Exception {
-    Report report = new Report();
-    s.run(context(), report);
-    return report;
-  }
-
-  private static List<String> column(Report.Table t, String column) {
-    int c = t.columns().indexOf(column);
-    assertThat(c).as("column " + column + " of " + t.title()).isNotNegative();
-    return t.rows().stream().map(row -> row.get(c)).toList();
-  }
-
-  /** A number as the report formats it (thousands separators allowed). */
-  private static double number(String cell) {
-    return Double.parseDouble(cell.replace(",", ""));
+    return ScenarioTests.run(s, root, BenchContext.Client.JVM);
   }
 }

@@ -52,7 +52,6 @@ final class DraPluginManager {
   static final Duration HEALTH_RETRY_PERIOD = Duration.ofSeconds(5);
 
   private final UdsTransport transport;
-  private final List<ManagedChannel> allChannels;
   private final EventJournal journal;
   private final ReentrantLock lock;
   private final KubeletProfile profile;
@@ -109,13 +108,11 @@ final class DraPluginManager {
 
   DraPluginManager(
       UdsTransport transport,
-      List<ManagedChannel> allChannels,
       EventJournal journal,
       KubeletProfile profile,
       Duration callTimeout,
       Optional<String> healthService) {
     this.transport = transport;
-    this.allChannels = allChannels;
     this.journal = journal;
     this.lock = journal.lock();
     this.profile = profile;
@@ -165,7 +162,6 @@ final class DraPluginManager {
         }
       }
       ManagedChannel channel = transport.channel(endpoint);
-      allChannels.add(channel);
       // Like grpc.NewClient + Connect(): connect now, without waiting for it.
       channel.getState(true);
       Plugin p = new Plugin(driver, endpoint, service, socket, channel);

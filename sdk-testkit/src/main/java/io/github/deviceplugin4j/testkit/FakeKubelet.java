@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -129,7 +128,6 @@ public final class FakeKubelet implements AutoCloseable {
   private final Consumer<FakeKubelet> afterRestartServed;
   private final Runnable draSliceWiper;
   final UdsTransport transport = new UdsTransport("fake-kubelet");
-  final List<ManagedChannel> allChannels = new CopyOnWriteArrayList<>();
   // The parts, each owning its state; see the package-private classes for what each models.
   private final EventJournal journal;
   private final DeviceManagerModel model;
@@ -172,14 +170,12 @@ public final class FakeKubelet implements AutoCloseable {
                   transport.scheduler().schedule(task, after.toNanos(), TimeUnit.NANOSECONDS);
               return () -> f.cancel(false);
             });
-    PluginConnector connector =
-        new PluginConnector(transport, allChannels, model, journal, b.rpcTimeout);
+    PluginConnector connector = new PluginConnector(transport, model, journal, b.rpcTimeout);
     this.legacyRegistration =
         new LegacyRegistrationServer(pluginDir, supportedVersions, connector, journal);
     this.dra =
         new DraPluginManager(
             transport,
-            allChannels,
             journal,
             b.profile,
             b.draCallTimeout,
@@ -602,16 +598,7 @@ public final class FakeKubelet implements AutoCloseable {
       model.closeAll();
       dra.close();
       journal.record(Kind.STOP, "", Outcome.INFO, "closed");
-      for (ManagedChannel ch : allChannels) {
-        ch.shutdownNow();
-      }
-      for (ManagedChannel ch : allChannels) {
-        try {
-          ch.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
+      // Shuts down every channel to a plugin, waits for dials in progress, then the threads.
       transport.close();
     } finally {
       lifecycle.unlock();
@@ -630,7 +617,7 @@ public final class FakeKubelet implements AutoCloseable {
       problems.add("the fake kubelet was not closed");
       return problems;
     }
-    for (ManagedChannel ch : allChannels) {
+    for (ManagedChannel ch : transport.channels()) {
       if (!ch.isTerminated()) {
         problems.add("a channel to a plugin is not terminated: " + ch);
       }

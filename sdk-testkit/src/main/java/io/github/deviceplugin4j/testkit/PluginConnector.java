@@ -39,24 +39,13 @@ final class PluginConnector {
   }
 
   private final UdsTransport transport;
-  private final List<ManagedChannel> channels;
   private final DeviceManagerModel model;
   private final EventJournal journal;
   private final Duration rpcTimeout;
 
-  /**
-   * A connector.
-   *
-   * @param channels where every channel to a plugin is kept for close and the leak check
-   */
   PluginConnector(
-      UdsTransport transport,
-      List<ManagedChannel> channels,
-      DeviceManagerModel model,
-      EventJournal journal,
-      Duration rpcTimeout) {
+      UdsTransport transport, DeviceManagerModel model, EventJournal journal, Duration rpcTimeout) {
     this.transport = transport;
-    this.channels = channels;
     this.model = model;
     this.journal = journal;
     this.rpcTimeout = rpcTimeout;
@@ -72,11 +61,10 @@ final class PluginConnector {
       String resource, Path socket, Registration.Mode mode, String version, Path registrySocket)
       throws ConnectException {
     ManagedChannel channel = transport.channel(socket);
-    track(channel);
     boolean ready;
     try {
       ready =
-          UdsTransport.dial(
+          transport.dial(
               channel,
               FakeKubelet.DIAL_TIMEOUT,
               () ->
@@ -127,15 +115,6 @@ final class PluginConnector {
       throw new ConnectException("the kubelet is shutting down");
     }
     return reg.get();
-  }
-
-  /**
-   * Keeps a channel to a plugin for close and the leak check; channels that have terminated are
-   * dropped, so a fake that sees thousands of registrations stays flat.
-   */
-  void track(ManagedChannel channel) {
-    channels.removeIf(ManagedChannel::isTerminated);
-    channels.add(channel);
   }
 
   /** The stub with the fake's deadline for calls the kubelet makes without one. */

@@ -195,11 +195,10 @@ final class WatcherRegistrar {
 
   private void registerNow(Path socket, long begun, Object key) {
     ManagedChannel channel = transport.channel(socket);
-    connector.track(channel);
     try {
       boolean ready;
       try {
-        ready = UdsTransport.awaitReady(channel, FakeKubelet.DIAL_TIMEOUT);
+        ready = transport.awaitReady(channel, FakeKubelet.DIAL_TIMEOUT);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;

@@ -98,7 +98,7 @@ class RestartTest {
         kubelet.awaitRegistration(RES, restarted, WAIT);
       }
       assertThat(kubelet.registrations()).hasSize(51);
-      assertThat(kubelet.allChannels).as("channels kept").hasSizeLessThanOrEqualTo(3);
+      assertThat(kubelet.transport.channels()).as("channels kept").hasSizeLessThanOrEqualTo(3);
       assertThat(
               ((java.util.concurrent.ScheduledThreadPoolExecutor) kubelet.transport.scheduler())
                   .getQueue())

@@ -29,10 +29,13 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * gRPC over Unix domain sockets with Netty 4.2's pure-Java NIO transport: one event loop group and
- * one executor per owner, shut down by {@link #close()}.
+ * one executor per owner, and the client channels made with them, all shut down by {@link #close()}
+ * in an order where no gRPC callback meets a stopped executor.
  */
 public final class UdsTransport implements AutoCloseable {
   /** The kubelet's (gRPC's default) maximum inbound message size: 4 MiB. */
@@ -45,6 +48,12 @@ public final class UdsTransport implements AutoCloseable {
   private final ExecutorService executor;
   private final ScheduledExecutorService scheduler;
   private final List<Thread> threads = new ArrayList<>();
+  // Guards channels, closing and dialers; idle is signalled when a dial returns.
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition idle = lock.newCondition();
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private final List<Thread> dialers = new ArrayList<>();
+  private boolean closing;
 
   /**
    * Creates the event loop group and executors; threads are named after {@code name}.
@@ -144,12 +153,44 @@ public final class UdsTransport implements AutoCloseable {
 
   /**
    * A client channel to a Unix socket, receiving at most {@link #MAX_INBOUND_MESSAGE_SIZE} bytes
-   * per message like the kubelet. The channel connects lazily; see {@link #awaitReady}.
+   * per message like the kubelet. The channel connects lazily; see {@link #awaitReady}. This
+   * transport keeps it until it terminates and shuts it down on {@link #close()}; once close has
+   * begun, the channel comes back already shut down.
    *
    * @param socket the socket path
    * @return the channel
    */
   public ManagedChannel channel(Path socket) {
+    ManagedChannel ch = build(socket);
+    lock.lock();
+    try {
+      channels.removeIf(ManagedChannel::isTerminated);
+      channels.add(ch);
+      if (closing) {
+        ch.shutdownNow();
+      }
+    } finally {
+      lock.unlock();
+    }
+    return ch;
+  }
+
+  /**
+   * The channels made by {@link #channel} that had not terminated when last looked at (terminated
+   * ones are dropped as new ones are made, so a long-lived owner stays flat).
+   *
+   * @return a snapshot
+   */
+  public List<ManagedChannel> channels() {
+    lock.lock();
+    try {
+      return List.copyOf(channels);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private ManagedChannel build(Path socket) {
     return NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
         .channelType(NioDomainSocketChannel.class)
         .eventLoopGroup(group)
@@ -172,14 +213,15 @@ public final class UdsTransport implements AutoCloseable {
    * @return true when connected, false on timeout or shutdown
    * @throws InterruptedException when interrupted
    */
-  public static boolean awaitReady(ManagedChannel channel, Duration timeout)
-      throws InterruptedException {
+  public boolean awaitReady(ManagedChannel channel, Duration timeout) throws InterruptedException {
     return dial(channel, timeout, () -> {});
   }
 
   /**
    * Like {@link #awaitReady}, and runs {@code onFirstFailure} once if a connection attempt failed
    * before the channel was ready (nothing served the socket yet), without a probing connection.
+   * {@link #close()} waits for dials in progress to return (each returns once close has shut its
+   * channel down, or at its own timeout) before it stops the executor their state callbacks run on.
    *
    * @param channel the channel
    * @param timeout how long to wait
@@ -187,7 +229,29 @@ public final class UdsTransport implements AutoCloseable {
    * @return true when connected, false on timeout or shutdown
    * @throws InterruptedException when interrupted
    */
-  public static boolean dial(ManagedChannel channel, Duration timeout, Runnable onFirstFailure)
+  public boolean dial(ManagedChannel channel, Duration timeout, Runnable onFirstFailure)
+      throws InterruptedException {
+    lock.lock();
+    try {
+      dialers.add(Thread.currentThread());
+    } finally {
+      lock.unlock();
+    }
+    try {
+      return dialUntil(channel, timeout, onFirstFailure);
+    } finally {
+      lock.lock();
+      try {
+        dialers.remove(Thread.currentThread());
+        idle.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  private static boolean dialUntil(
+      ManagedChannel channel, Duration timeout, Runnable onFirstFailure)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     boolean failedOnce = false;
@@ -241,21 +305,38 @@ public final class UdsTransport implements AutoCloseable {
   }
 
   /**
-   * Stops the timers, then the executor (interrupting calls still running, such as a Register that
-   * dials), waits for it, and only then the event loop: a call that ends during close still writes
-   * its answer on a running loop.
+   * Stops the timers; shuts down every channel made here and waits for them and for dials in
+   * progress (a dial ends when its channel shuts down, and its last state callback still needs the
+   * executor); then stops the executor (interrupting calls still running), waits for it, and only
+   * then the event loop: a call that ends during close still writes its answer on a running loop.
    */
   @Override
   public void close() {
-    scheduler.shutdownNow();
-    executor.shutdownNow();
+    List<ManagedChannel> open;
+    lock.lock();
     try {
+      closing = true;
+      open = List.copyOf(channels);
+    } finally {
+      lock.unlock();
+    }
+    scheduler.shutdownNow();
+    try {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      for (ManagedChannel ch : open) {
+        ch.shutdownNow();
+      }
+      for (ManagedChannel ch : open) {
+        ch.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      }
+      awaitNoDials();
+      executor.shutdownNow();
       executor.awaitTermination(5, TimeUnit.SECONDS);
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
       group.terminationFuture().await(5, TimeUnit.SECONDS);
       scheduler.awaitTermination(5, TimeUnit.SECONDS);
       // A terminated pool's threads may still be exiting; wait for them so none outlives close().
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       List<Thread> copy;
       synchronized (threads) {
         copy = new ArrayList<>(threads);
@@ -268,6 +349,18 @@ public final class UdsTransport implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits for dials on other threads (a dial's own callback may be what called close()). */
+  private void awaitNoDials() throws InterruptedException {
+    lock.lock();
+    try {
+      while (dialers.stream().anyMatch(t -> t != Thread.currentThread())) {
+        idle.await();
+      }
+    } finally {
+      lock.unlock();
     }
   }
 }

@@ -192,7 +192,7 @@ public final class DraTestExtension
       }
       try {
         if (server != null) {
-          server.destroy();
+          MockApiServers.destroy(server);
         }
       } catch (RuntimeException e) {
         failure = add(failure, e);

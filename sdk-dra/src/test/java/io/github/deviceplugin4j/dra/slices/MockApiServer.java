@@ -44,6 +44,16 @@ public final class MockApiServer implements AutoCloseable {
   @Override
   public void close() {
     client.close();
-    server.destroy();
+    try {
+      server.destroy();
+    } catch (IllegalStateException e) {
+      // The mock's shutdown gave up after its own 10 s: a watch (the publisher's own) closed while
+      // an event was being sent to it, which blocks the mock's event loop for up to a minute
+      // (kubernetes-server-mock 7.9; sdk-dra-testkit's MockApiServers says more). No assertion
+      // depends on it.
+      if (!(e.getCause() instanceof java.util.concurrent.TimeoutException)) {
+        throw e;
+      }
+    }
   }
 }

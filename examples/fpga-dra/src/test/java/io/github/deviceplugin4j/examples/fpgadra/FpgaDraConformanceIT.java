@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.testkit.cli.Main;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -57,7 +58,7 @@ class FpgaDraConformanceIT {
   @AfterEach
   void stopApiServer() {
     client.close();
-    api.destroy();
+    MockApiServers.destroy(api);
   }
 
   @Test

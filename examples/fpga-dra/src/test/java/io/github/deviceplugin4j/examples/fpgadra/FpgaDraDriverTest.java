@@ -18,6 +18,7 @@ import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.Claim;
 import io.github.deviceplugin4j.dra.PrepareResult;
+import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.examples.fpga.DflPort;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,7 +70,7 @@ class FpgaDraDriverTest {
       driver.close();
     }
     client.close();
-    server.destroy();
+    MockApiServers.destroy(server);
   }
 
   private FpgaDraConfig config() {

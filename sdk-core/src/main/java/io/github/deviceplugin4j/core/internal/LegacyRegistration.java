@@ -6,18 +6,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ScheduledFuture;
 
 /**
  * Legacy registration: the plugin serves its socket in the device plugin directory and calls {@code
  * Register} on {@code kubelet.sock} (see {@link LegacyRegister}), again on every sign of a kubelet
  * restart (its socket deleted, {@code kubelet.sock} created or changed, no device stream), retrying
- * failures with capped exponential backoff, forever.
- *
- * <p>It also owns the handover between two instances of the resource (a rolling update with surge):
- * the {@link Lease} holder serves the resource's own socket name; a newer instance serves its own
- * socket, registers it, and registers again once the old one has released the lease; the old one,
- * replaced, stops registering but keeps its connections open until it stops.
+ * failures with capped exponential backoff, forever. In a handover, a newer instance registers its
+ * own socket, and again once the old one has released the lease.
  */
 final class LegacyRegistration extends SocketRegistration {
 
@@ -44,34 +39,21 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   private final LegacyRegister legacy;
-  private final InstanceSockets instances;
 
   // Touched only on the control executor (or before start / after close).
   private SocketFiles.Identity registeredKubelet;
   private boolean inFlight;
   private boolean again;
-  private ScheduledFuture<?> retry;
   // The last attempt failed to serve the socket (its directory gone, say), not to register.
   private boolean servingFailed;
-  private Lease lease;
   private boolean handoverPending;
-  private String newerInstance;
-  private volatile boolean replaced;
 
-  /**
-   * Legacy registration of a resource, serving its own socket name in the plugin directory.
-   *
-   * @param ctx the resource's registration context
-   */
   LegacyRegistration(RegistrationContext ctx) {
-    super(
-        ctx,
+    super(ctx, ctx.config.pluginDir(), "legacy", " and registering it", " and registers it");
+    this.owner =
         new SocketOwner(
-            ctx.config.pluginDir().resolve(EngineConfig.socketName(ctx.name)),
-            ctx.shared,
-            ctx.devicePluginServices));
+            dir.resolve(EngineConfig.socketName(name)), ctx.shared, ctx.devicePluginServices);
     this.legacy = new LegacyRegister(name, ctx.shared, ctx.kubeletSocket);
-    this.instances = new InstanceSockets(ctx.config.pluginDir(), EngineConfig.socketName(name));
   }
 
   @Override
@@ -79,26 +61,9 @@ final class LegacyRegistration extends SocketRegistration {
     return RegistrationMode.LEGACY;
   }
 
-  @Override
-  public boolean replaced() {
-    return replaced;
-  }
-
-  @Override
-  public void start() throws IOException {
-    boolean successor = !takeLease();
-    owner.replace();
-    LOG.info("Serving {} on {} (legacy mode)", name, owner.socket());
-    if (successor) {
-      awaitHandover();
-    }
-  }
-
   /**
    * AUTO mode: the plugin watcher ignored the resource; this strategy takes over from it: takes the
    * lease (or waits for it) and registers at once. On the control executor.
-   *
-   * @param reason why, for the log
    */
   void takeOver(String reason) {
     try {
@@ -114,35 +79,8 @@ final class LegacyRegistration extends SocketRegistration {
 
   // -------------------------------------------------------------------------------- handover
 
-  /**
-   * Takes the serving lease, or, when another instance of this resource holds it (a rolling update
-   * with surge), prepares this instance's own socket name.
-   *
-   * @return true when this instance holds the lease
-   */
-  private boolean takeLease() throws IOException {
-    String canonical = EngineConfig.socketName(name);
-    lease = Lease.open(ctx.config.pluginDir(), canonical);
-    if (lease.tryAcquire()) {
-      return true;
-    }
-    String own = instances.newInstanceName();
-    owner = owner.at(ctx.config.pluginDir().resolve(own));
-    LOG.info(
-        "{}: another instance holds the lease {}; taking over: serving {} and registering it (the"
-            + " newest registration wins at the kubelet)",
-        name,
-        lease.path(),
-        own);
-    return false;
-  }
-
-  private void awaitHandover() {
-    lease.acquireLater(name, () -> ctx.control.execute(this::leaseAcquired));
-  }
-
-  /** The previous instance is gone (it released the lease, or died): register again at once. */
-  private void leaseAcquired() {
+  @Override
+  void leaseAcquired() {
     if (ctx.closed()) {
       return;
     }
@@ -160,48 +98,9 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   @Override
-  public void pluginDirFileCreated(String fileName) {
-    if (instances.isOtherInstance(fileName, owner.socket().getFileName().toString())) {
-      checkNewerInstance();
-    }
-  }
-
-  @Override
-  public void rescanInstances() {
-    checkNewerInstance();
-  }
-
-  /**
-   * The lease holder is replaced while a newer instance of the resource serves its own socket; it
-   * then stops registering (the newer one is the kubelet's endpoint) but keeps its connections open
-   * until it stops: closing them would take the resource offline at the kubelet.
-   */
-  private void checkNewerInstance() {
-    if (lease == null || !lease.held()) {
-      return;
-    }
-    String newer = instances.liveOther(owner.socket().getFileName().toString());
-    if (newer != null && !replaced) {
-      replaced = true;
-      newerInstance = newer;
-      ctx.unregistered();
-      RegistrationContext.cancel(retry);
-      retry = null;
-      LOG.info(
-          "{}: a newer instance serves {} and registers it; this one stops registering and keeps"
-              + " its connections open until it is stopped (SIGTERM), then hands over",
-          name,
-          newer);
-    } else if (newer == null && replaced) {
-      replaced = false;
-      LOG.warn(
-          "{}: the newer instance ({}) is gone while this one still runs; registering again",
-          name,
-          newerInstance);
-      newerInstance = null;
-      ctx.backoff.reset();
-      register("newer instance gone");
-    }
+  void newerInstanceGone() {
+    ctx.backoff.reset();
+    register("newer instance gone");
   }
 
   // ---------------------------------------------------------------------------- registration
@@ -223,8 +122,7 @@ final class LegacyRegistration extends SocketRegistration {
       }
       return;
     }
-    RegistrationContext.cancel(retry);
-    retry = null;
+    cancelPending();
     attempt(reason);
   }
 
@@ -236,17 +134,7 @@ final class LegacyRegistration extends SocketRegistration {
       ensureServing();
     } catch (IOException | RuntimeException e) {
       servingFailed = true;
-      DevicePluginException error =
-          e instanceof DevicePluginException d
-              ? d
-              : new DevicePluginException(
-                  "cannot serve "
-                      + name
-                      + " on "
-                      + owner.socket()
-                      + ": "
-                      + ResourcePlugin.describe(e),
-                  e);
+      DevicePluginException error = e instanceof DevicePluginException d ? d : cannotServe(e);
       ctx.attempted(
           RegistrationMode.LEGACY, legacy.lastOffered(), false, error.getMessage(), start);
       failed(error, true);
@@ -265,7 +153,7 @@ final class LegacyRegistration extends SocketRegistration {
     }
     inFlight = true;
     legacy
-        .register(owner.socket().getFileName().toString(), ctx.requests, ctx.control)
+        .register(ownName(), ctx.requests, ctx.control)
         .whenComplete(
             (version, error) -> {
               if (ctx.closed()) {
@@ -340,13 +228,9 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   /**
-   * What follows a successful Register.
-   *
-   * @param handoverPending the previous instance released the lease during the call
-   * @param again another trigger came during the call
-   * @param socketGone the plugin's socket file is not the one registered any more
-   * @param kubeletChanged (checked only after a trigger) kubelet.sock is another file now
-   * @return the next step
+   * What follows a successful Register: {@code handoverPending}, the previous instance released the
+   * lease during the call; {@code again}, another trigger came during it; {@code kubeletChanged} is
+   * checked only after a trigger.
    */
   static AfterRegister afterRegister(
       boolean handoverPending, boolean again, boolean socketGone, boolean kubeletChanged) {
@@ -367,11 +251,11 @@ final class LegacyRegistration extends SocketRegistration {
       attempt("event during the failed attempt");
       return;
     }
-    RegistrationContext.cancel(retry);
-    retry =
+    cancelPending();
+    pending =
         ctx.schedule(
             () -> {
-              retry = null;
+              pending = null;
               register("retry");
             },
             ctx.backoff.next());
@@ -393,14 +277,7 @@ final class LegacyRegistration extends SocketRegistration {
     register("kubelet.sock created");
   }
 
-  /**
-   * Whether the plugin is registered with the kubelet whose socket is there now.
-   *
-   * @param registered registered, as far as the plugin knows
-   * @param kubelet kubelet.sock now, or null
-   * @param registeredWith kubelet.sock at the last registration
-   * @return true when there is nothing to register
-   */
+  /** Whether the plugin is registered with the kubelet whose socket ({@code kubelet}) is there. */
   static boolean registeredWith(
       boolean registered, SocketFiles.Identity kubelet, SocketFiles.Identity registeredWith) {
     return registered && kubelet != null && Objects.equals(kubelet, registeredWith);
@@ -422,7 +299,7 @@ final class LegacyRegistration extends SocketRegistration {
     // A retry after a failure to serve waits for nothing once the plugin directory is there again
     // (moved away and back between two wake-ups of the watcher, say: nothing announced it).
     boolean retryPending =
-        retry != null && !(servingFailed && Files.isDirectory(ctx.config.pluginDir()));
+        pending != null && !(servingFailed && Files.isDirectory(ctx.config.pluginDir()));
     switch (check(ctx.registered(), inFlight, retryPending, kubelet, registeredKubelet)) {
       case KUBELET_GONE -> lost(ctx.kubeletSocket + " is gone");
       case KUBELET_CHANGED -> {
@@ -435,14 +312,8 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   /**
-   * What a safety check finds, once the plugin's own socket is known to be fine.
-   *
-   * @param registered registered, as far as the plugin knows
-   * @param inFlight a Register call is under way
-   * @param retryPending a retry is scheduled and worth waiting for
-   * @param kubelet kubelet.sock now, or null
-   * @param registeredWith kubelet.sock at the last registration
-   * @return what to do
+   * What a safety check finds, once the plugin's own socket is known to be fine ({@code
+   * retryPending}: a retry is scheduled and worth waiting for).
    */
   static Check check(
       boolean registered,
@@ -478,15 +349,7 @@ final class LegacyRegistration extends SocketRegistration {
 
   @Override
   public void close() {
-    RegistrationContext.cancel(retry);
-    retry = null;
     legacy.cancel();
-    owner.close();
-    // A newer instance waiting for the lease registers again as soon as it is released, which
-    // must come after this instance's connections to the kubelet are closed: right after them.
-    Lease l = lease;
-    if (l != null) {
-      l.close();
-    }
+    super.close();
   }
 }

@@ -1,23 +1,57 @@
 package io.github.deviceplugin4j.core.internal;
 
+import io.github.deviceplugin4j.core.DevicePluginException;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A registration strategy that serves the resource on one {@link SocketOwner}. */
+/**
+ * A registration strategy that serves the resource on one {@link SocketOwner} in one directory, and
+ * the handover between two instances of the resource there (a rolling update with surge): the
+ * {@link Lease} holder serves the resource's own socket name; a newer instance serves a socket of
+ * its own name, which the kubelet takes as the newest registration; the old one, replaced, stops
+ * registering but keeps its connections open until it stops; the newer one, given the lease then,
+ * registers again ({@link #leaseAcquired()}, each mode its own way).
+ */
 abstract class SocketRegistration implements RegistrationStrategy {
 
   static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
 
   final RegistrationContext ctx;
   final String name;
+  // The plugin directory (legacy) or the plugins registry directory (plugin watcher).
+  final Path dir;
+  final InstanceSockets instances;
   volatile SocketOwner owner;
+  // How the log names the mode, and how an instance that takes over registers in it.
+  private final String modeName;
+  private final String takingOver;
+  private final String newerTakesOver;
 
-  SocketRegistration(RegistrationContext ctx, SocketOwner owner) {
+  // Touched only on the control executor (or before start / after close).
+  Lease lease;
+  // The next retry (legacy) or kick (plugin watcher), or null.
+  ScheduledFuture<?> pending;
+  private String newerInstance;
+  volatile boolean replaced;
+  // Closed; for a plugin watcher that AUTO mode left for legacy registration, ctx is not.
+  volatile boolean stopped;
+
+  SocketRegistration(
+      RegistrationContext ctx,
+      Path dir,
+      String modeName,
+      String takingOver,
+      String newerTakesOver) {
     this.ctx = ctx;
     this.name = ctx.name;
-    this.owner = owner;
+    this.dir = dir;
+    this.instances = new InstanceSockets(dir, EngineConfig.socketName(name));
+    this.modeName = modeName;
+    this.takingOver = takingOver;
+    this.newerTakesOver = newerTakesOver;
   }
 
   @Override
@@ -29,6 +63,117 @@ abstract class SocketRegistration implements RegistrationStrategy {
   public boolean serving() {
     return owner.stillOurs();
   }
+
+  @Override
+  public boolean replaced() {
+    return replaced;
+  }
+
+  @Override
+  public void start() throws IOException {
+    boolean successor = !takeLease();
+    owner.replace();
+    LOG.info("Serving {} on {} ({} mode)", name, owner.socket(), modeName);
+    if (successor) {
+      awaitHandover();
+    }
+  }
+
+  /** This instance's socket file name. */
+  String ownName() {
+    return owner.socket().getFileName().toString();
+  }
+
+  DevicePluginException cannotServe(Exception e) {
+    return new DevicePluginException(
+        "cannot serve " + name + " on " + owner.socket() + ": " + ResourcePlugin.describe(e), e);
+  }
+
+  void cancelPending() {
+    RegistrationContext.cancel(pending);
+    pending = null;
+  }
+
+  // -------------------------------------------------------------------------------- handover
+
+  /**
+   * Takes the serving lease, or, when another instance of this resource holds it (a rolling update
+   * with surge), prepares a socket name of this instance's own.
+   *
+   * @return true when this instance holds the lease
+   */
+  boolean takeLease() throws IOException {
+    lease = Lease.open(dir, EngineConfig.socketName(name));
+    if (lease.tryAcquire()) {
+      return true;
+    }
+    String own = instances.newInstanceName();
+    owner = owner.at(dir.resolve(own));
+    LOG.info(
+        "{}: another instance holds the lease {}; taking over: serving {}{} (the newest"
+            + " registration wins at the kubelet)",
+        name,
+        lease.path(),
+        own,
+        takingOver);
+    return false;
+  }
+
+  void awaitHandover() {
+    lease.acquireLater(name, () -> ctx.control.execute(this::leaseAcquired));
+  }
+
+  /** The previous instance is gone (it released the lease, or died): register again at once. */
+  abstract void leaseAcquired();
+
+  @Override
+  public void pluginDirFileCreated(String fileName) {
+    if (instances.isOtherInstance(fileName, ownName())) {
+      checkNewerInstance();
+    }
+  }
+
+  @Override
+  public void rescanInstances() {
+    checkNewerInstance();
+  }
+
+  /**
+   * The lease holder is replaced while a newer instance of the resource serves a socket of its own:
+   * it stops registering (the newer one is the kubelet's endpoint) but keeps its connections open
+   * until it stops, since closing them would take the resource offline at the kubelet.
+   */
+  void checkNewerInstance() {
+    if (lease == null || !lease.held() || stopped) {
+      return;
+    }
+    String newer = instances.liveOther(ownName());
+    if (newer != null && !replaced) {
+      replaced = true;
+      newerInstance = newer;
+      ctx.unregistered();
+      cancelPending();
+      LOG.info(
+          "{}: a newer instance serves {}{}; this one stops registering and keeps its connections"
+              + " open until it is stopped (SIGTERM), then hands over",
+          name,
+          newer,
+          newerTakesOver);
+    } else if (newer == null && replaced) {
+      replaced = false;
+      LOG.warn(
+          "{}: the newer instance ({}) is gone while this one still runs; registering again",
+          name,
+          newerInstance);
+      newerInstance = null;
+      newerInstanceGone();
+    }
+  }
+
+  /** The newer instance that replaced this one is gone: this one registers again. */
+  abstract void newerInstanceGone();
+
+  // ---------------------------------------------------------------------------- registration
 
   /**
    * Serves the socket again if its file is gone. The superseded server keeps the kubelet's
@@ -56,5 +201,18 @@ abstract class SocketRegistration implements RegistrationStrategy {
     lost("its socket " + owner.socket() + " is gone");
     register("safety check: socket gone");
     return true;
+  }
+
+  @Override
+  public void close() {
+    stopped = true;
+    cancelPending();
+    owner.close();
+    // A newer instance waiting for the lease registers again as soon as it is released, which
+    // must come after this instance's connections to the kubelet are closed: right after them.
+    Lease l = lease;
+    if (l != null) {
+      l.close();
+    }
   }
 }

@@ -1,6 +1,5 @@
 package io.github.deviceplugin4j.core.internal;
 
-import io.github.deviceplugin4j.core.DevicePluginException;
 import io.github.deviceplugin4j.core.RegistrationException;
 import io.github.deviceplugin4j.core.RegistrationMode;
 import io.grpc.ServerServiceDefinition;
@@ -10,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
 import java.util.function.LongConsumer;
 
 /**
@@ -60,15 +58,8 @@ final class WatcherRegistration extends SocketRegistration {
   private static final int PREVIOUS_EXIT_WAITS = 100;
 
   private final LongConsumer fallback;
-  private final InstanceSockets instances;
-
-  // Touched only on the control executor (or before start / after close).
-  private Lease lease;
-  private String newerInstance;
-  private volatile boolean replaced;
 
   // Touched only on the control executor.
-  private ScheduledFuture<?> pending;
   private Duration kickDelay;
   // When the wait for the watcher's first GetInfo started (start, or kubelet.sock created).
   private long waitSince = System.nanoTime();
@@ -78,17 +69,19 @@ final class WatcherRegistration extends SocketRegistration {
   private volatile boolean contacted;
   // When the plugin watcher last asked GetInfo: the start of its registration attempt.
   private volatile long getInfoNanos = System.nanoTime();
-  private volatile boolean stopped;
 
   /**
-   * Plugin watcher registration of a resource.
-   *
-   * @param ctx the resource's registration context
-   * @param fallback AUTO mode: told (on the control executor, with the nanoseconds waited) when the
-   *     plugin watcher ignored the socket for too long; null: never fall back
+   * Plugin watcher registration of a resource; {@code fallback}, in AUTO mode, is told (on the
+   * control executor, with the nanoseconds waited) when the plugin watcher ignored the socket for
+   * too long; null: never fall back.
    */
   WatcherRegistration(RegistrationContext ctx, LongConsumer fallback) {
-    super(ctx, null);
+    super(
+        ctx,
+        ctx.config.registryDir(),
+        "plugin watcher",
+        " for the kubelet's plugin watcher",
+        " for the plugin watcher");
     this.fallback = fallback;
     this.kickDelay = ctx.config.watcherKick();
     List<ServerServiceDefinition> services = new ArrayList<>(ctx.devicePluginServices);
@@ -103,10 +96,7 @@ final class WatcherRegistration extends SocketRegistration {
                 },
                 (ok, error) -> ctx.control.execute(() -> status(ok, error)))
             .bindService());
-    this.owner =
-        new SocketOwner(
-            ctx.config.registryDir().resolve(EngineConfig.socketName(name)), ctx.shared, services);
-    this.instances = new InstanceSockets(ctx.config.registryDir(), EngineConfig.socketName(name));
+    this.owner = new SocketOwner(dir.resolve(EngineConfig.socketName(name)), ctx.shared, services);
   }
 
   @Override
@@ -115,46 +105,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public boolean replaced() {
-    return replaced;
-  }
-
-  @Override
-  public void start() throws IOException {
-    boolean successor = !takeLease();
-    owner.replace();
-    LOG.info("Serving {} on {} (plugin watcher mode)", name, owner.socket());
-    if (successor) {
-      lease.acquireLater(name, () -> ctx.control.execute(this::leaseAcquired));
-    }
-  }
-
-  // -------------------------------------------------------------------------------- handover
-
-  /**
-   * Takes the serving lease, or, when another instance of this resource holds it (a rolling update
-   * with surge), prepares a socket name of this instance's own.
-   *
-   * @return true when this instance holds the lease
-   */
-  private boolean takeLease() throws IOException {
-    lease = Lease.open(ctx.config.registryDir(), EngineConfig.socketName(name));
-    if (lease.tryAcquire()) {
-      return true;
-    }
-    String own = instances.newInstanceName();
-    owner = owner.at(ctx.config.registryDir().resolve(own));
-    LOG.info(
-        "{}: another instance holds the lease {}; taking over: serving {} for the kubelet's plugin"
-            + " watcher (the newest registration wins at the kubelet)",
-        name,
-        lease.path(),
-        own);
-    return false;
-  }
-
-  /** The previous instance is gone (it released the lease, or died): register again at once. */
-  private void leaseAcquired() {
+  void leaseAcquired() {
     leaseAcquired(0);
   }
 
@@ -162,8 +113,8 @@ final class WatcherRegistration extends SocketRegistration {
     if (ctx.closed() || stopped) {
       return;
     }
-    String own = owner.socket().getFileName().toString();
-    boolean previousStillListening = instances.others(own).stream().anyMatch(SocketFiles::isLive);
+    boolean previousStillListening =
+        instances.others(ownName()).stream().anyMatch(SocketFiles::isLive);
     if (previousStillListening && waits < PREVIOUS_EXIT_WAITS) {
       // The lock goes with the process's files: a killed process may release it a moment before
       // its listening socket. Its file is removed below only once nothing listens on it.
@@ -179,7 +130,7 @@ final class WatcherRegistration extends SocketRegistration {
     // A killed instance left its socket behind: removed before this one's new socket appears, so
     // the kubelet unregisters it first (a kubelet up to v1.36 unregisters by resource name, which
     // would disconnect the newest registration instead).
-    for (Path stale : instances.stale(owner.socket().getFileName().toString())) {
+    for (Path stale : instances.stale(ownName())) {
       try {
         Files.deleteIfExists(stale);
         LOG.info("{}: removed {}, left behind by the previous instance", name, stale);
@@ -196,7 +147,7 @@ final class WatcherRegistration extends SocketRegistration {
    * unregistered and registered only at the pass after. The old server keeps its connections.
    */
   private void moveToFreshSocket() {
-    Path next = ctx.config.registryDir().resolve(instances.newInstanceName());
+    Path next = dir.resolve(instances.newInstanceName());
     Path previous = owner.socket();
     owner = owner.moveTo(next);
     contacted = false;
@@ -204,56 +155,14 @@ final class WatcherRegistration extends SocketRegistration {
       owner.replace();
       LOG.info("{}: serving {} instead of {} for the plugin watcher", name, next, previous);
     } catch (IOException | RuntimeException e) {
-      ctx.failed(
-          new DevicePluginException(
-              "cannot serve " + name + " on " + next + ": " + ResourcePlugin.describe(e), e),
-          true);
+      ctx.failed(cannotServe(e), true);
     }
     restartKicks();
   }
 
   @Override
-  public void pluginDirFileCreated(String fileName) {
-    if (instances.isOtherInstance(fileName, owner.socket().getFileName().toString())) {
-      checkNewerInstance();
-    }
-  }
-
-  @Override
-  public void rescanInstances() {
-    checkNewerInstance();
-  }
-
-  /**
-   * The lease holder is replaced while a newer instance serves a socket of its own in the registry
-   * directory: it stops registering (the newer one is the kubelet's endpoint) but keeps its
-   * connections open until it stops, since closing them would take the resource offline.
-   */
-  private void checkNewerInstance() {
-    if (lease == null || !lease.held() || stopped) {
-      return;
-    }
-    String newer = instances.liveOther(owner.socket().getFileName().toString());
-    if (newer != null && !replaced) {
-      replaced = true;
-      newerInstance = newer;
-      ctx.unregistered();
-      RegistrationContext.cancel(pending);
-      pending = null;
-      LOG.info(
-          "{}: a newer instance serves {} for the plugin watcher; this one stops registering and"
-              + " keeps its connections open until it is stopped (SIGTERM), then hands over",
-          name,
-          newer);
-    } else if (newer == null && replaced) {
-      replaced = false;
-      LOG.warn(
-          "{}: the newer instance ({}) is gone while this one still runs; registering again",
-          name,
-          newerInstance);
-      newerInstance = null;
-      moveToFreshSocket();
-    }
+  void newerInstanceGone() {
+    moveToFreshSocket();
   }
 
   @Override
@@ -265,11 +174,7 @@ final class WatcherRegistration extends SocketRegistration {
     try {
       ensureServing();
     } catch (IOException | RuntimeException e) {
-      ctx.failed(
-          new DevicePluginException(
-              "cannot serve " + name + " on " + owner.socket() + ": " + ResourcePlugin.describe(e),
-              e),
-          true);
+      ctx.failed(cannotServe(e), true);
       armKick();
       return;
     }
@@ -291,8 +196,7 @@ final class WatcherRegistration extends SocketRegistration {
         ok ? "" : "the kubelet's plugin watcher refused " + name + ": " + error,
         getInfoNanos);
     if (ok) {
-      RegistrationContext.cancel(pending);
-      pending = null;
+      cancelPending();
       kickDelay = ctx.config.watcherKick();
       kicks = 0;
       ctx.succeeded("plugin watcher, socket " + owner.socket(), RegistrationMode.PLUGIN_WATCHER);
@@ -324,13 +228,7 @@ final class WatcherRegistration extends SocketRegistration {
             delay);
   }
 
-  /**
-   * The delay of the kick after one that waited {@code delay}.
-   *
-   * @param delay the last delay
-   * @param backoffMax the cap of the registration backoff
-   * @return twice the delay, at most 30 times the backoff cap
-   */
+  /** The delay of the kick after one that waited {@code delay}: twice, at most 30 backoff caps. */
   static Duration nextDelay(Duration delay, Duration backoffMax) {
     Duration doubled = delay.multipliedBy(2);
     Duration cap = backoffMax.multipliedBy(30);
@@ -358,15 +256,9 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   /**
-   * What a kick does.
-   *
-   * @param pluginDirVisible the device plugin directory is mounted (it may not be in this mode)
-   * @param kubeletThere kubelet.sock exists
-   * @param contacted the plugin watcher has asked for this socket before
-   * @param mayFallBack AUTO mode
-   * @param waitedNanos how long the wait for the watcher's first GetInfo has lasted
-   * @param fallbackNanos how long it may last before falling back
-   * @return what to do
+   * What a kick does. The device plugin directory may not be mounted in this mode ({@code
+   * pluginDirVisible}); {@code contacted}: the plugin watcher has asked for this socket before;
+   * {@code waitedNanos}: how long the wait for the watcher's first GetInfo has lasted.
    */
   static Kick decide(
       boolean pluginDirVisible,
@@ -423,8 +315,7 @@ final class WatcherRegistration extends SocketRegistration {
 
   /** Starts the kicks over: the first comes after the initial delay. */
   private void restartKicks() {
-    RegistrationContext.cancel(pending);
-    pending = null;
+    cancelPending();
     kickDelay = ctx.config.watcherKick();
     armKick();
   }
@@ -482,19 +373,5 @@ final class WatcherRegistration extends SocketRegistration {
     }
     lost("the kubelet has no device stream open");
     restartKicks();
-  }
-
-  @Override
-  public void close() {
-    stopped = true;
-    RegistrationContext.cancel(pending);
-    pending = null;
-    owner.close();
-    // A newer instance waiting for the lease registers again as soon as it is released, which
-    // must come after this instance's connections to the kubelet are closed: right after them.
-    Lease l = lease;
-    if (l != null) {
-      l.close();
-    }
   }
 }

@@ -7,8 +7,8 @@ import java.nio.file.Path;
 /**
  * How one resource registers with the kubelet: the mode's own state and its decisions on every
  * trigger. {@link LegacyRegistration} calls {@code Register} on {@code kubelet.sock}; {@link
- * WatcherRegistration} leaves the kubelet's plugin watcher to find the socket; {@link
- * AutoRegistration} is the plugin watcher with a fallback to legacy registration.
+ * WatcherRegistration} leaves the kubelet's plugin watcher to find the socket, and in AUTO mode
+ * falls back to legacy registration (the resource then changes its strategy).
  *
  * <p>The triggers run on the resource's control executor, one at a time; {@link #start()} runs on
  * the caller's thread before any of them. {@link #mode()}, {@link #socket()} and {@link

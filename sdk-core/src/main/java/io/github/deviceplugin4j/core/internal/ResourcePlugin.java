@@ -49,7 +49,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final RequestHandler requests;
   private final Discovery discovery;
   private final RegistrationContext registration;
-  private final RegistrationStrategy strategy;
+  // AUTO mode replaces a plugin watcher strategy with a legacy one once, on the control executor.
+  private volatile RegistrationStrategy strategy;
   private final RateLimitedLog deviceLog;
   private final RateLimitedLog requestLog;
 
@@ -97,7 +98,11 @@ public final class ResourcePlugin implements PluginEndpoint {
     this.registration =
         new RegistrationContext(
             name, shared, control, requests, devicePluginServices(), this::streamCheckLater);
-    this.strategy = strategy(mode, registration);
+    this.strategy =
+        mode == RegistrationMode.LEGACY
+            ? new LegacyRegistration(registration)
+            : new WatcherRegistration(
+                registration, config.mode() == RegistrationMode.AUTO ? this::fallBack : null);
     this.probes =
         List.of(
             new Liveness.Probe(
@@ -109,13 +114,27 @@ public final class ResourcePlugin implements PluginEndpoint {
     this.requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
   }
 
-  private static RegistrationStrategy strategy(RegistrationMode mode, RegistrationContext ctx) {
-    if (mode == RegistrationMode.LEGACY) {
-      return new LegacyRegistration(ctx);
-    }
-    return ctx.config.mode() == RegistrationMode.AUTO
-        ? new AutoRegistration(ctx)
-        : new WatcherRegistration(ctx, null);
+  /**
+   * AUTO mode on a node with a plugins registry directory: the plugin watcher has ignored the
+   * socket for {@link EngineConfig#watcherFallback()} while {@code kubelet.sock} exists; from now
+   * on, the resource is served and registered the legacy way, in the device plugin directory.
+   */
+  private void fallBack(long waitedNanos) {
+    RegistrationStrategy watcher = strategy;
+    LegacyRegistration legacy = new LegacyRegistration(registration);
+    LOG.warn(
+        "{}: the kubelet's plugin watcher has not asked for {} in {} s although {} exists (a"
+            + " kubelet with another root directory, or one that does not watch {}?); falling back"
+            + " to legacy registration on {} (set the registration mode to fix this)",
+        name,
+        watcher.socket(),
+        TimeUnit.NANOSECONDS.toSeconds(waitedNanos),
+        registration.kubeletSocket,
+        config.registryDir(),
+        legacy.socket());
+    strategy = legacy;
+    watcher.close();
+    legacy.takeOver("fallback to legacy registration");
   }
 
   private List<ServerServiceDefinition> devicePluginServices() {
@@ -298,7 +317,7 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /** {@code kubelet.sock} was created. */
   public void kubeletSocketCreated() {
-    onControl(strategy::kubeletSocketCreated);
+    onControl(() -> strategy.kubeletSocketCreated());
   }
 
   /** {@code kubelet.sock} was deleted. */
@@ -321,12 +340,12 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /** Events may have been missed in the plugin directory: look for a newer instance. */
   public void rescanInstances() {
-    onControl(strategy::rescanInstances);
+    onControl(() -> strategy.rescanInstances());
   }
 
   /** Safety net for missed events: checks the socket files and the registration. */
   public void safetyCheck() {
-    onControl(strategy::safetyCheck);
+    onControl(() -> strategy.safetyCheck());
   }
 
   // ----------------------------------------------------------------------------------- devices

@@ -41,14 +41,7 @@ final class Discovery {
   private final Object order = new Object();
   private long pushes;
 
-  /**
-   * Discovery for a backend.
-   *
-   * @param backend the vendor's backend
-   * @param devices where lists go
-   * @param shared the host's shared resources
-   * @param failed told about every backend failure (after it was logged)
-   */
+  /** Discovery for a backend; {@code failed} is told about every backend failure once logged. */
   Discovery(
       DeviceBackend backend,
       DeviceState devices,
@@ -83,9 +76,7 @@ final class Discovery {
 
   /**
    * Starts the backend and loads the first list, on the caller's thread; then polls if the backend
-   * asks for it.
-   *
-   * @throws BackendException when the backend's {@code start} fails
+   * asks for it. Throws a {@link BackendException} when the backend's {@code start} fails.
    */
   void start() {
     try {
@@ -137,11 +128,7 @@ final class Discovery {
         });
   }
 
-  /**
-   * Where the backend's {@code devices()} runs: a wedged call blocks it.
-   *
-   * @return the serial executor of the reads
-   */
+  /** Where the backend's {@code devices()} runs: a wedged call blocks it. */
   java.util.concurrent.Executor reads() {
     return reads;
   }

@@ -22,12 +22,7 @@ final class InstanceSockets {
   private final Path dir;
   private final String base;
 
-  /**
-   * The sockets of a resource.
-   *
-   * @param dir the plugin directory
-   * @param canonical the resource's socket name, see {@link EngineConfig#socketName(String)}
-   */
+  /** The sockets of a resource in a directory, {@code canonical} its own socket name. */
   InstanceSockets(Path dir, String canonical) {
     this.dir = dir;
     this.base = canonical.substring(0, canonical.length() - SUFFIX.length());
@@ -38,13 +33,7 @@ final class InstanceSockets {
     return base + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()) + SUFFIX;
   }
 
-  /**
-   * Whether a file name is the socket of an instance of this resource other than this one.
-   *
-   * @param fileName a file in the plugin directory
-   * @param own this instance's socket name
-   * @return true for another instance's socket name
-   */
+  /** Whether a file name is the socket of an instance of this resource other than {@code own}. */
   boolean isOtherInstance(String fileName, String own) {
     return !fileName.equals(own)
         && fileName.startsWith(base)
@@ -53,21 +42,15 @@ final class InstanceSockets {
 
   /**
    * Sockets of this resource that no process serves any more (an instance killed before it could
-   * remove its file): the resource's own name or another instance's name, not this one's.
-   *
-   * @param own this instance's socket name
-   * @return their paths
+   * remove its file): the resource's own name or another instance's name, not {@code own}.
    */
   List<Path> stale(String own) {
     return others(own).stream().filter(p -> !SocketFiles.isLive(p)).toList();
   }
 
   /**
-   * The sockets of this resource other than this instance's: the resource's own name and other
+   * The sockets of this resource other than {@code own}: the resource's own name and other
    * instances' names, live or not.
-   *
-   * @param own this instance's socket name
-   * @return their paths
    */
   List<Path> others(String own) {
     String canonical = base + SUFFIX;
@@ -86,10 +69,7 @@ final class InstanceSockets {
   }
 
   /**
-   * A live socket of another instance (its server accepts connections), if there is one.
-   *
-   * @param own this instance's socket name
-   * @return its file name, or null
+   * The file name of a live socket of another instance (its server accepts connections), or null.
    */
   String liveOther(String own) {
     try (Stream<Path> files = Files.list(dir)) {

@@ -54,14 +54,7 @@ final class Lease implements AutoCloseable {
     this.channel = channel;
   }
 
-  /**
-   * Opens the lease file of a socket (does not lock it).
-   *
-   * @param pluginDir the plugin directory
-   * @param socketName the resource's canonical socket name
-   * @return the lease
-   * @throws IOException when the file cannot be created
-   */
+  /** Opens the lease file of a resource's canonical socket name (does not lock it). */
   static Lease open(Path pluginDir, String socketName) throws IOException {
     Path dir = pluginDir.resolve(DIR);
     if (!Files.isDirectory(dir)) {
@@ -79,22 +72,15 @@ final class Lease implements AutoCloseable {
     return new Lease(path, channel);
   }
 
-  /** The lock file. */
   Path path() {
     return path;
   }
 
-  /** Whether this instance holds the lease. */
   boolean held() {
     return lock != null;
   }
 
-  /**
-   * Takes the lease if nobody holds it.
-   *
-   * @return true when this instance holds it now
-   * @throws IOException when the lock call fails
-   */
+  /** Takes the lease if nobody holds it; true when this instance holds it now. */
   boolean tryAcquire() throws IOException {
     synchronized (HELD_IN_THIS_JVM) {
       if (HELD_IN_THIS_JVM.containsKey(path)) {
@@ -116,11 +102,8 @@ final class Lease implements AutoCloseable {
   }
 
   /**
-   * Waits for the lease on a daemon thread, then runs the action on that thread. Nothing runs if
-   * the lease is closed first.
-   *
-   * @param name names the thread
-   * @param acquired what to do once the lease is held
+   * Waits for the lease on a daemon thread (named after {@code name}), then runs the action on that
+   * thread. Nothing runs if the lease is closed first.
    */
   void acquireLater(String name, Runnable acquired) {
     Thread t =

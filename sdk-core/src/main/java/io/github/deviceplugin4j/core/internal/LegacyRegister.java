@@ -52,14 +52,10 @@ final class LegacyRegister {
   }
 
   /**
-   * Registers an endpoint. Each version tried is one call on a gRPC channel (and connection) of its
-   * own, started on the calling thread.
-   *
-   * @param endpoint the socket's file name in the plugin directory
-   * @param requests what the options say
-   * @param executor where the outcome (and every step) runs
-   * @return completes with the accepted API version, or fails with a {@link DevicePluginException}
-   *     naming what to do
+   * Registers an endpoint (the socket's file name in the plugin directory). Each version tried is
+   * one call on a gRPC channel (and connection) of its own, started on the calling thread; every
+   * step and the outcome run on {@code executor}. Completes with the accepted API version, or fails
+   * with a {@link DevicePluginException} naming what to do.
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
     CompletableFuture<String> result = new CompletableFuture<>();
@@ -165,11 +161,7 @@ final class LegacyRegister {
     return result;
   }
 
-  /**
-   * The API version the last Register call offered.
-   *
-   * @return e.g. {@code "v1beta1"}; the most preferred version before any call
-   */
+  /** The API version the last Register call offered; the most preferred one before any call. */
   String lastOffered() {
     String v = lastOffered;
     return v != null ? v : shared.config().adapters().get(0).version();
@@ -235,12 +227,7 @@ final class LegacyRegister {
         "the kubelet refused to register " + name + ": " + text, List.of(), sdk);
   }
 
-  /**
-   * The versions a kubelet's refusal names.
-   *
-   * @param text the kubelet's error text
-   * @return versions, empty when none are named
-   */
+  /** The versions a kubelet's refusal names, if any. */
   static List<String> parseVersions(String text) {
     Matcher m = KUBELET_VERSIONS.matcher(text);
     if (m.find()) {

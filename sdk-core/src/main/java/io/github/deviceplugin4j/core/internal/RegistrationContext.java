@@ -36,7 +36,9 @@ final class RegistrationContext {
   final Backoff backoff;
   final RateLimitedLog registerLog = new RateLimitedLog(LOG, WARN_PERIOD);
   final RequestHandler requests;
+  // What every socket of the resource serves.
   final List<ServerServiceDefinition> devicePluginServices;
+  // Runs on the control executor after each successful registration.
   private final Runnable afterSuccess;
 
   // Touched only on the control executor.
@@ -56,16 +58,6 @@ final class RegistrationContext {
   private volatile String lastError;
   private volatile long lastSuccessNanos = System.nanoTime();
 
-  /**
-   * The context of one resource.
-   *
-   * @param name the resource name
-   * @param shared the host's shared resources
-   * @param control the resource's control executor
-   * @param requests the resource's request handler (the options a Register states)
-   * @param devicePluginServices the DevicePlugin services every socket of the resource serves
-   * @param afterSuccess runs on the control executor after each successful registration
-   */
   RegistrationContext(
       String name,
       Shared shared,
@@ -84,7 +76,6 @@ final class RegistrationContext {
     this.afterSuccess = afterSuccess;
   }
 
-  /** Whether the resource was closed. */
   boolean closed() {
     return closed;
   }
@@ -100,12 +91,11 @@ final class RegistrationContext {
     return registered;
   }
 
-  /** Successful registrations so far. */
   int registrations() {
     return registrations;
   }
 
-  /** When the last registration succeeded, or null. */
+  /** Null before the first registration. */
   Instant lastRegistered() {
     return lastRegistered;
   }
@@ -115,11 +105,6 @@ final class RegistrationContext {
     return lastError;
   }
 
-  /**
-   * Records the resource's last error.
-   *
-   * @param message what went wrong
-   */
   void error(String message) {
     lastError = message;
   }
@@ -136,13 +121,8 @@ final class RegistrationContext {
 
   /**
    * Tells the observers about a registration attempt that reached the kubelet (or failed to serve
-   * the socket for it). Call before {@link #succeeded} on success. On the control executor.
-   *
-   * @param mode how it registered
-   * @param apiVersion the API version offered (on success: accepted)
-   * @param success whether the kubelet accepted it
-   * @param failure why not; empty on success
-   * @param startNanos {@link System#nanoTime()} when the attempt started
+   * the socket for it), with the API version offered (on success: accepted). Call before {@link
+   * #succeeded} on success. On the control executor.
    */
   void attempted(
       RegistrationMode mode, String apiVersion, boolean success, String failure, long startNanos) {
@@ -167,9 +147,6 @@ final class RegistrationContext {
 
   /**
    * A registration succeeded: logged (with the outage it ends, if any) and told to the listeners.
-   *
-   * @param how how it registered, for the log
-   * @param mode the mode it registered in
    */
   void succeeded(String how, RegistrationMode mode) {
     registered = true;
@@ -200,10 +177,8 @@ final class RegistrationContext {
   /**
    * A registration attempt failed: recorded and logged. An error is logged at WARN (rate limited)
    * and told to the listeners; waiting for the kubelet is logged once when it starts, then every
-   * {@link #WAITING_LOG_PERIOD}. What comes next is the strategy's decision.
-   *
-   * @param error what failed
-   * @param isError false when the plugin is only waiting for the kubelet
+   * {@link #WAITING_LOG_PERIOD} ({@code isError} false). What comes next is the strategy's
+   * decision.
    */
   void failed(DevicePluginException error, boolean isError) {
     lastError = error.getMessage();
@@ -233,11 +208,8 @@ final class RegistrationContext {
   }
 
   /**
-   * The registration is lost (an outage starts): logged once, told to the listeners. Nothing
-   * happens when it was not registered.
-   *
-   * @param reason why, for the log
-   * @param next what happens next, for the log, or null
+   * The registration is lost (an outage starts): logged once, with what happens next if not null,
+   * and told to the listeners. Nothing happens when it was not registered.
    */
   void markLost(String reason, String next) {
     if (!registered) {
@@ -253,13 +225,7 @@ final class RegistrationContext {
     shared.listeners().kubeletLost(name);
   }
 
-  /**
-   * Runs a task on the control executor after a delay.
-   *
-   * @param task the task
-   * @param delay the delay
-   * @return its future, or null when the timer is shutting down
-   */
+  /** Runs a task on the control executor after a delay; null when the timer is shutting down. */
   ScheduledFuture<?> schedule(Runnable task, Duration delay) {
     try {
       return shared
@@ -270,11 +236,6 @@ final class RegistrationContext {
     }
   }
 
-  /**
-   * Cancels a scheduled task, if any.
-   *
-   * @param f the task's future, or null
-   */
   static void cancel(ScheduledFuture<?> f) {
     if (f != null) {
       f.cancel(false);

@@ -25,28 +25,16 @@ interface RegistrationStrategy {
   /** Whether a newer instance of the resource took over: this one no longer registers. */
   boolean replaced();
 
-  /**
-   * Serves the socket, on the caller's thread, so that its failure reaches the host's start.
-   *
-   * @throws IOException when the socket cannot be served
-   */
+  /** Serves the socket, on the caller's thread, so that its failure reaches the host's start. */
   void start() throws IOException;
 
   /** Whether the socket file is still the one this strategy serves. */
   boolean serving();
 
-  /**
-   * Registers now, or right after the attempt in flight.
-   *
-   * @param reason why, for the log
-   */
+  /** Registers now, or right after the attempt in flight; the reason is for the log. */
   void register(String reason);
 
-  /**
-   * The registration is lost (an outage starts).
-   *
-   * @param reason why, for the log
-   */
+  /** The registration is lost (an outage starts); the reason is for the log. */
   void lost(String reason);
 
   /** {@code kubelet.sock} was created. */
@@ -58,11 +46,7 @@ interface RegistrationStrategy {
   /** The kubelet has had no ListAndWatch stream open for the whole grace period. */
   void streamsMissing();
 
-  /**
-   * A file was created in the plugin directory (perhaps a newer instance's socket).
-   *
-   * @param fileName its name
-   */
+  /** A file was created in the plugin directory (perhaps a newer instance's socket). */
   default void pluginDirFileCreated(String fileName) {}
 
   /** Events may have been missed in the plugin directory: look for a newer instance. */

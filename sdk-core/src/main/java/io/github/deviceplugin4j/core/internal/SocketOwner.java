@@ -53,7 +53,6 @@ final class SocketOwner {
     this.services = services;
   }
 
-  /** The socket path. */
   Path socket() {
     return socket;
   }
@@ -71,9 +70,6 @@ final class SocketOwner {
    * accepting and its file is removed, but every open connection stays (the kubelet takes the
    * resource offline when one of its streams ends). This owner is done afterwards. The new path is
    * not served yet: call {@link #replace()} on the result.
-   *
-   * @param other the new path
-   * @return the new owner
    */
   synchronized SocketOwner moveTo(Path other) {
     SocketOwner next = new SocketOwner(other, shared, services);
@@ -98,12 +94,7 @@ final class SocketOwner {
     return server != null && server.stillOurs();
   }
 
-  /**
-   * Serves the socket unless the file at the path is still ours.
-   *
-   * @return true when a new server was started
-   * @throws IOException when the socket cannot be created
-   */
+  /** Serves the socket unless the file at the path is still ours; true when a server started. */
   synchronized boolean ensureServing() throws IOException {
     if (stillOurs()) {
       return false;
@@ -115,8 +106,6 @@ final class SocketOwner {
   /**
    * Serves a new socket at the path, replacing ours (the plugin watcher sees a new file); the
    * previous server keeps its connections.
-   *
-   * @throws IOException when the socket cannot be created
    */
   synchronized void replace() throws IOException {
     UdsServer previous = server;

@@ -451,12 +451,6 @@ public final class HostEngine implements AutoCloseable {
     }
   }
 
-  private void safetyCheck() {
-    for (ResourcePlugin p : plugins.values()) {
-      p.safetyCheck();
-    }
-  }
-
   /** Routes file events to the resources. */
   private final class Events implements DirectoryWatcher.Listener {
     @Override
@@ -487,7 +481,7 @@ public final class HostEngine implements AutoCloseable {
 
     @Override
     public void rescan(Path dir) {
-      safetyCheck();
+      plugins.values().forEach(ResourcePlugin::safetyCheck);
       if (dir.equals(config.pluginDir()) || dir.equals(config.registryDir())) {
         plugins.values().forEach(ResourcePlugin::rescanInstances);
       }

@@ -58,10 +58,24 @@ final class LegacyRegister {
    * with a {@link DevicePluginException} naming what to do.
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
-    CompletableFuture<String> result = new CompletableFuture<>();
-    tryVersion(endpoint, requests, executor, 0, 0, SocketFiles.identity(kubeletSocket), result);
-    return result;
+    Attempt a =
+        new Attempt(
+            endpoint,
+            requests,
+            executor,
+            SocketFiles.identity(kubeletSocket),
+            new CompletableFuture<>());
+    tryVersion(a, 0, 0);
+    return a.result;
   }
+
+  /** One registration: what each version tried uses, the kubelet.sock it started with. */
+  private record Attempt(
+      String endpoint,
+      RequestHandler requests,
+      Executor executor,
+      SocketFiles.Identity socketFile,
+      CompletableFuture<String> result) {}
 
   /** Ends the call under way, if any, with CANCELLED (the plugin stops). */
   void cancel() {
@@ -72,14 +86,8 @@ final class LegacyRegister {
     }
   }
 
-  private void tryVersion(
-      String endpoint,
-      RequestHandler requests,
-      Executor executor,
-      int index,
-      int refused,
-      SocketFiles.Identity socketFile,
-      CompletableFuture<String> result) {
+  private void tryVersion(Attempt a, int index, int refused) {
+    CompletableFuture<String> result = a.result;
     if (cancelled) {
       result.completeExceptionally(
           registerError(Status.CANCELLED.withDescription("call cancelled"), false));
@@ -92,9 +100,9 @@ final class LegacyRegister {
             adapter.registerMethod(),
             adapter.registerRequest(
                 name,
-                endpoint,
-                requests.preStartRequired(),
-                requests.preferredAllocationAvailable()));
+                a.endpoint,
+                a.requests.preStartRequired(),
+                a.requests.preferredAllocationAvailable()));
     answer.whenCompleteAsync(
         (ok, error) -> {
           if (error == null) {
@@ -104,22 +112,12 @@ final class LegacyRegister {
           Status status = Status.fromThrowable(error);
           if (refused < REFUSED_RETRY_MS.length
               && isRefusedConnection(status)
-              && stillTheSameSocket(socketFile)) {
+              && stillTheSameSocket(a.socketFile)) {
             try {
               shared
                   .timer()
                   .schedule(
-                      () ->
-                          executor.execute(
-                              () ->
-                                  tryVersion(
-                                      endpoint,
-                                      requests,
-                                      executor,
-                                      index,
-                                      refused + 1,
-                                      socketFile,
-                                      result)),
+                      () -> a.executor.execute(() -> tryVersion(a, index, refused + 1)),
                       REFUSED_RETRY_MS[refused],
                       TimeUnit.MILLISECONDS);
               return;
@@ -135,12 +133,12 @@ final class LegacyRegister {
                 adapter.version(),
                 status.getDescription(),
                 shared.config().adapters().get(index + 1).version());
-            tryVersion(endpoint, requests, executor, index + 1, 0, socketFile, result);
+            tryVersion(a, index + 1, 0);
             return;
           }
           result.completeExceptionally(registerError(status, versionRefused));
         },
-        executor);
+        a.executor);
   }
 
   /**

@@ -18,7 +18,6 @@ final class LegacyRegistration extends SocketRegistration {
 
   /** What a safety check finds. */
   enum Check {
-    /** Nothing to do. */
     NOTHING,
     /** The kubelet.sock registered with is gone: the registration is lost. */
     KUBELET_GONE,
@@ -30,7 +29,6 @@ final class LegacyRegistration extends SocketRegistration {
 
   /** What follows a successful Register. */
   enum AfterRegister {
-    /** Registered. */
     DONE,
     /** The previous instance went away during the call: register once more. */
     AGAIN_FOR_HANDOVER,

@@ -51,8 +51,8 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final RegistrationContext registration;
   // AUTO mode replaces a plugin watcher strategy with a legacy one once, on the control executor.
   private volatile RegistrationStrategy strategy;
-  private final RateLimitedLog deviceLog;
-  private final RateLimitedLog requestLog;
+  private final RateLimitedLog deviceLog = new RateLimitedLog(LOG, WARN_PERIOD);
+  private final RateLimitedLog requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
 
   private final List<Liveness.Probe> probes;
   private volatile int lastTotal = -1;
@@ -110,8 +110,6 @@ public final class ResourcePlugin implements PluginEndpoint {
             new Liveness.Probe(
                 "discovery of " + name + " (the backend's devices() has not returned)",
                 discovery.reads()));
-    this.deviceLog = new RateLimitedLog(LOG, WARN_PERIOD);
-    this.requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
   }
 
   /**
@@ -284,9 +282,7 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /**
    * What a liveness check of this resource pings: its control loop (registration, file events,
-   * listeners) and its discovery (the backend's {@code devices()}).
-   *
-   * @return the probes, created once
+   * listeners) and its discovery (the backend's {@code devices()}); created once.
    */
   List<Liveness.Probe> livenessProbes() {
     return probes;

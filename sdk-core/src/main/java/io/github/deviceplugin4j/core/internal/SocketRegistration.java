@@ -98,9 +98,7 @@ abstract class SocketRegistration implements RegistrationStrategy {
 
   /**
    * Takes the serving lease, or, when another instance of this resource holds it (a rolling update
-   * with surge), prepares a socket name of this instance's own.
-   *
-   * @return true when this instance holds the lease
+   * with surge), prepares a socket name of this instance's own; true when this one holds it.
    */
   boolean takeLease() throws IOException {
     lease = Lease.open(dir, EngineConfig.socketName(name));
@@ -187,9 +185,7 @@ abstract class SocketRegistration implements RegistrationStrategy {
 
   /**
    * Safety check: when the socket file is not ours any more, the registration is lost and the
-   * socket is served and registered again.
-   *
-   * @return true when the socket was gone
+   * socket is served and registered again; true when the socket was gone.
    */
   boolean socketGoneOnCheck() {
     if (owner.stillOurs()) {

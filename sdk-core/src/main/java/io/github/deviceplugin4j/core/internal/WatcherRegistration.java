@@ -24,16 +24,13 @@ import java.util.function.LongConsumer;
  * (or after {@code kubelet.sock} appeared), while {@code kubelet.sock} exists, hands the resource
  * to legacy registration instead.
  *
- * <p>Rolling updates with surge: a {@link Lease} in the registry directory's {@code
- * .deviceplugin4j} directory (the plugin watcher ignores names starting with a dot) orders two
- * instances of the resource. A newer instance that finds it held serves a socket of its own name
- * ({@code vendor.example.com_fpga-1a2b3c4d.sock}); the plugin watcher registers it and it becomes
- * the kubelet's endpoint. The old instance sees that socket, stops registering and keeps its
- * connections until it stops. When it stops, the end of its connection makes the kubelet disconnect
- * the resource by name; the newer instance, given the lease at that moment, moves to a fresh socket
- * name at once (first removing the old one, so the kubelet unregisters that before it registers the
- * new one): the plugin watcher registers it at its next pass, so the resource is offline for about
- * the kubelet's reconcile period (1 s) at most.
+ * <p>Rolling updates with surge: the {@link Lease} lives in the registry directory's {@code
+ * .deviceplugin4j} directory (the plugin watcher ignores names starting with a dot). When the old
+ * instance stops, the end of its connection makes the kubelet disconnect the resource by name; the
+ * newer instance, given the lease at that moment, moves to a fresh socket name at once (first
+ * removing the old one, so the kubelet unregisters that before it registers the new one): the
+ * plugin watcher registers it at its next pass, so the resource is offline for about the kubelet's
+ * reconcile period (1 s) at most.
  */
 final class WatcherRegistration extends SocketRegistration {
 

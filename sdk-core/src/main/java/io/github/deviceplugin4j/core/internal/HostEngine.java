@@ -46,7 +46,6 @@ public final class HostEngine implements AutoCloseable {
   private final Map<String, ResourcePlugin> plugins = new LinkedHashMap<>();
   private final EventLoopGroup group;
 
-  /** How long an idle worker thread lives. */
   static final long WORKER_KEEP_ALIVE_SECONDS = 5;
 
   private final ExecutorService workers;
@@ -364,7 +363,6 @@ public final class HostEngine implements AutoCloseable {
   /** System property: how many times the warm-up runs each call (0: no warm-up). */
   public static final String WARM_UP_PROPERTY = "deviceplugin4j.warmUpRounds";
 
-  /** Rounds of the warm-up by default. */
   static final int DEFAULT_WARM_UP_ROUNDS = 50;
 
   /** System property: calls the socket warm-up makes (0: none). */

@@ -140,13 +140,8 @@ final class LegacyRegistration extends SocketRegistration {
     }
     SocketFiles.Identity kubelet = SocketFiles.identity(ctx.kubeletSocket);
     if (kubelet == null) {
-      failed(
-          new DevicePluginException(
-              "waiting for the kubelet: "
-                  + ctx.kubeletSocket
-                  + " does not exist (kubelet not running, or the device plugin directory is not"
-                  + " mounted)"),
-          false);
+      waitForKubelet(
+          " does not exist (kubelet not running, or the device plugin directory is not mounted)");
       return;
     }
     inFlight = true;
@@ -169,16 +164,15 @@ final class LegacyRegistration extends SocketRegistration {
               if (e instanceof LegacyRegister.Unreachable && kubeletGone(kubelet)) {
                 // A stale kubelet.sock (the kubelet stopped or is restarting): as when the file
                 // is missing, a wait, not an error; its creation will trigger the next attempt.
-                failed(
-                    new DevicePluginException(
-                        "waiting for the kubelet: "
-                            + ctx.kubeletSocket
-                            + " does not accept connections (kubelet stopped or restarting)"),
-                    false);
+                waitForKubelet(" does not accept connections (kubelet stopped or restarting)");
               } else {
                 failed(e, true);
               }
             });
+  }
+
+  private void waitForKubelet(String why) {
+    failed(new DevicePluginException("waiting for the kubelet: " + ctx.kubeletSocket + why), false);
   }
 
   /**

@@ -235,10 +235,4 @@ final class RegistrationContext {
       return null;
     }
   }
-
-  static void cancel(ScheduledFuture<?> f) {
-    if (f != null) {
-      f.cancel(false);
-    }
-  }
 }

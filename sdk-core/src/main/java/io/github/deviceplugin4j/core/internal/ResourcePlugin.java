@@ -357,7 +357,6 @@ public final class ResourcePlugin implements PluginEndpoint {
     shared.listeners().error(name, error);
   }
 
-  /** Device state events. */
   private final class DeviceEvents implements DeviceState.Events {
     @Override
     public void invalidDevices(InvalidBackendDataException error) {

@@ -79,7 +79,6 @@ abstract class SocketRegistration implements RegistrationStrategy {
     }
   }
 
-  /** This instance's socket file name. */
   String ownName() {
     return owner.socket().getFileName().toString();
   }
@@ -90,8 +89,10 @@ abstract class SocketRegistration implements RegistrationStrategy {
   }
 
   void cancelPending() {
-    RegistrationContext.cancel(pending);
-    pending = null;
+    if (pending != null) {
+      pending.cancel(false);
+      pending = null;
+    }
   }
 
   // -------------------------------------------------------------------------------- handover

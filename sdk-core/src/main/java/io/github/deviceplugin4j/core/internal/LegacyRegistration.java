@@ -55,7 +55,7 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   @Override
-  public RegistrationMode mode() {
+  RegistrationMode mode() {
     return RegistrationMode.LEGACY;
   }
 
@@ -104,7 +104,7 @@ final class LegacyRegistration extends SocketRegistration {
   // ---------------------------------------------------------------------------- registration
 
   @Override
-  public void register(String reason) {
+  void register(String reason) {
     if (ctx.closed() || replaced) {
       return;
     }
@@ -256,12 +256,12 @@ final class LegacyRegistration extends SocketRegistration {
   // -------------------------------------------------------------------------------- triggers
 
   @Override
-  public void lost(String reason) {
+  void lost(String reason) {
     ctx.markLost(reason, null);
   }
 
   @Override
-  public void kubeletSocketCreated() {
+  void kubeletSocketCreated() {
     if (registeredWith(
         ctx.registered(), SocketFiles.identity(ctx.kubeletSocket), registeredKubelet)) {
       return; // we registered with this very kubelet.sock already
@@ -276,7 +276,7 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   @Override
-  public void safetyCheck() {
+  void safetyCheck() {
     owner.prune();
     if (replaced) {
       checkNewerInstance(); // still there? (a newer one is found by its file event)
@@ -326,7 +326,7 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   @Override
-  public void streamsMissing() {
+  void streamsMissing() {
     if (inFlight) {
       return;
     }
@@ -340,7 +340,7 @@ final class LegacyRegistration extends SocketRegistration {
   }
 
   @Override
-  public void close() {
+  void close() {
     legacy.cancel();
     super.close();
   }

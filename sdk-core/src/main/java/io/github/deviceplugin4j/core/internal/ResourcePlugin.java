@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One resource: its lifecycle and wiring. Its registration with the kubelet is a {@link
- * RegistrationStrategy} (legacy, plugin watcher, or AUTO with its fallback), its device discovery a
+ * SocketRegistration} (legacy, plugin watcher, or AUTO with its fallback), its device discovery a
  * {@link Discovery}; it owns its device list and its request handling.
  *
  * <p>Registration state changes only on the resource's {@link SerialExecutor} ({@code control});
@@ -50,7 +50,7 @@ public final class ResourcePlugin implements PluginEndpoint {
   private final Discovery discovery;
   private final RegistrationContext registration;
   // AUTO mode replaces a plugin watcher strategy with a legacy one once, on the control executor.
-  private volatile RegistrationStrategy strategy;
+  private volatile SocketRegistration strategy;
   private final RateLimitedLog deviceLog = new RateLimitedLog(LOG, WARN_PERIOD);
   private final RateLimitedLog requestLog = new RateLimitedLog(LOG, WARN_PERIOD);
 
@@ -118,7 +118,7 @@ public final class ResourcePlugin implements PluginEndpoint {
    * on, the resource is served and registered the legacy way, in the device plugin directory.
    */
   private void fallBack(long waitedNanos) {
-    RegistrationStrategy watcher = strategy;
+    SocketRegistration watcher = strategy;
     LegacyRegistration legacy = new LegacyRegistration(registration);
     LOG.warn(
         "{}: the kubelet's plugin watcher has not asked for {} in {} s although {} exists (a"

@@ -1,6 +1,7 @@
 package io.github.deviceplugin4j.core.internal;
 
 import io.github.deviceplugin4j.core.DevicePluginException;
+import io.github.deviceplugin4j.core.RegistrationMode;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.ScheduledFuture;
@@ -8,14 +9,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A registration strategy that serves the resource on one {@link SocketOwner} in one directory, and
- * the handover between two instances of the resource there (a rolling update with surge): the
- * {@link Lease} holder serves the resource's own socket name; a newer instance serves a socket of
- * its own name, which the kubelet takes as the newest registration; the old one, replaced, stops
- * registering but keeps its connections open until it stops; the newer one, given the lease then,
- * registers again ({@link #leaseAcquired()}, each mode its own way).
+ * How one resource registers with the kubelet: the mode's own state and its decisions on every
+ * trigger. {@link LegacyRegistration} calls {@code Register} on {@code kubelet.sock}; {@link
+ * WatcherRegistration} leaves the kubelet's plugin watcher to find the socket, and in AUTO mode
+ * falls back to legacy registration (the resource then changes its strategy).
+ *
+ * <p>The triggers run on the resource's control executor, one at a time; {@link #start()} runs on
+ * the caller's thread before any of them. {@link #mode()}, {@link #socket()} and {@link
+ * #replaced()} may be read from any thread.
+ *
+ * <p>Each serves the resource on one {@link SocketOwner} in one directory, and handles the handover
+ * between two instances of the resource there (a rolling update with surge): the {@link Lease}
+ * holder serves the resource's own socket name; a newer instance serves a socket of its own name,
+ * which the kubelet takes as the newest registration; the old one, replaced, stops registering but
+ * keeps its connections open until it stops; the newer one, given the lease then, registers again
+ * ({@link #leaseAcquired()}, each mode its own way).
  */
-abstract class SocketRegistration implements RegistrationStrategy {
+abstract class SocketRegistration {
 
   static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
 
@@ -54,23 +64,41 @@ abstract class SocketRegistration implements RegistrationStrategy {
     this.newerTakesOver = newerTakesOver;
   }
 
-  @Override
-  public Path socket() {
+  /** The mode in use: LEGACY or PLUGIN_WATCHER. */
+  abstract RegistrationMode mode();
+
+  /** Registers now, or right after the attempt in flight; the reason is for the log. */
+  abstract void register(String reason);
+
+  /** The registration is lost (an outage starts); the reason is for the log. */
+  abstract void lost(String reason);
+
+  /** {@code kubelet.sock} was created. */
+  abstract void kubeletSocketCreated();
+
+  /** Safety net for missed file events: checks the socket files and the registration. */
+  abstract void safetyCheck();
+
+  /** The kubelet has had no ListAndWatch stream open for the whole grace period. */
+  abstract void streamsMissing();
+
+  /** The socket the DevicePlugin service is served on now. */
+  Path socket() {
     return owner.socket();
   }
 
-  @Override
-  public boolean serving() {
+  /** Whether the socket file is still the one this strategy serves. */
+  boolean serving() {
     return owner.stillOurs();
   }
 
-  @Override
-  public boolean replaced() {
+  /** Whether a newer instance of the resource took over: this one no longer registers. */
+  boolean replaced() {
     return replaced;
   }
 
-  @Override
-  public void start() throws IOException {
+  /** Serves the socket, on the caller's thread, so that its failure reaches the host's start. */
+  void start() throws IOException {
     boolean successor = !takeLease();
     owner.replace();
     LOG.info("Serving {} on {} ({} mode)", name, owner.socket(), modeName);
@@ -125,15 +153,15 @@ abstract class SocketRegistration implements RegistrationStrategy {
   /** The previous instance is gone (it released the lease, or died): register again at once. */
   abstract void leaseAcquired();
 
-  @Override
-  public void pluginDirFileCreated(String fileName) {
+  /** A file was created in the directory (perhaps a newer instance's socket). */
+  void pluginDirFileCreated(String fileName) {
     if (instances.isOtherInstance(fileName, ownName())) {
       checkNewerInstance();
     }
   }
 
-  @Override
-  public void rescanInstances() {
+  /** Events may have been missed in the directory: look for a newer instance. */
+  void rescanInstances() {
     checkNewerInstance();
   }
 
@@ -200,8 +228,8 @@ abstract class SocketRegistration implements RegistrationStrategy {
     return true;
   }
 
-  @Override
-  public void close() {
+  /** Stops registering and closes every socket (the superseded ones too) and the lease. */
+  void close() {
     stopped = true;
     cancelPending();
     owner.close();

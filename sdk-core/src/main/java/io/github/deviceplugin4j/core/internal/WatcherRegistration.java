@@ -97,7 +97,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public RegistrationMode mode() {
+  RegistrationMode mode() {
     return RegistrationMode.PLUGIN_WATCHER;
   }
 
@@ -163,7 +163,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public void register(String reason) {
+  void register(String reason) {
     if (ctx.closed() || stopped || replaced) {
       return;
     }
@@ -318,7 +318,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public void lost(String reason) {
+  void lost(String reason) {
     ctx.markLost(
         reason,
         owner.stillOurs()
@@ -327,7 +327,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public void kubeletSocketCreated() {
+  void kubeletSocketCreated() {
     if (ctx.registered()) {
       return;
     }
@@ -341,7 +341,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public void safetyCheck() {
+  void safetyCheck() {
     owner.prune();
     checkNewerInstance();
     if (replaced) {
@@ -362,7 +362,7 @@ final class WatcherRegistration extends SocketRegistration {
   }
 
   @Override
-  public void streamsMissing() {
+  void streamsMissing() {
     // The kubelet went away (it restarts) or dropped the resource: its plugin watcher finds the
     // socket again by itself; re-creating it now would only deregister it once more.
     if (replaced) {

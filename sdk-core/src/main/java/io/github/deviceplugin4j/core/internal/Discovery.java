@@ -88,7 +88,7 @@ final class Discovery {
     try {
       devices.applyNow(read());
     } catch (Exception e) {
-      backendFailed("devices", e);
+      backendFailed(e);
       devices.applyNow(List.of());
     }
     Duration poll = backend.pollInterval();
@@ -123,7 +123,7 @@ final class Discovery {
               }
             }
           } catch (Exception e) {
-            backendFailed("devices", e);
+            backendFailed(e);
           }
         });
   }
@@ -172,15 +172,13 @@ final class Discovery {
     return list;
   }
 
-  private void backendFailed(String operation, Exception e) {
+  private void backendFailed(Exception e) {
     BackendException error =
         new BackendException(
-            operation,
+            "devices",
             "the backend of "
                 + name
-                + " failed in "
-                + operation
-                + "(): "
+                + " failed in devices(): "
                 + ResourcePlugin.describe(e)
                 + (listed
                     ? "; the last good device list stays"

@@ -243,8 +243,7 @@ public final class HostEngine implements AutoCloseable {
       warmUpOverSocket(
           plugins.values().iterator().next(),
           socketCalls,
-          TimeUnit.MILLISECONDS.toNanos(Math.max(0, budget)),
-          shared);
+          TimeUnit.MILLISECONDS.toNanos(Math.max(0, budget)));
     }
     for (ResourcePlugin plugin : plugins.values()) {
       plugin.serve();
@@ -399,7 +398,7 @@ public final class HostEngine implements AutoCloseable {
    * then loaded and compiled. Its service reports to no observer and no interceptor sees it; no
    * vendor code runs. A failure only ends the warm-up early.
    */
-  private void warmUpOverSocket(ResourcePlugin plugin, int calls, long budgetNanos, Shared shared) {
+  private void warmUpOverSocket(ResourcePlugin plugin, int calls, long budgetNanos) {
     for (ApiAdapter a : config.adapters()) {
       ServerServiceDefinition service = a.warmUpService(plugin);
       List<ApiAdapter.WarmUpCall> kinds = a.warmUpCalls(plugin);

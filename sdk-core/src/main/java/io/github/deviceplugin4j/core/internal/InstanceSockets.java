@@ -41,14 +41,6 @@ final class InstanceSockets {
   }
 
   /**
-   * Sockets of this resource that no process serves any more (an instance killed before it could
-   * remove its file): the resource's own name or another instance's name, not {@code own}.
-   */
-  List<Path> stale(String own) {
-    return others(own).stream().filter(p -> !SocketFiles.isLive(p)).toList();
-  }
-
-  /**
    * The sockets of this resource other than {@code own}: the resource's own name and other
    * instances' names, live or not.
    */

@@ -124,10 +124,11 @@ final class WatcherRegistration extends SocketRegistration {
         name,
         lease.path());
     ctx.markLost("the previous instance stopped (rolling update)", null);
-    // A killed instance left its socket behind: removed before this one's new socket appears, so
-    // the kubelet unregisters it first (a kubelet up to v1.36 unregisters by resource name, which
-    // would disconnect the newest registration instead).
-    for (Path stale : instances.stale(ownName())) {
+    // A killed instance left its socket behind (nothing serves it): removed before this one's new
+    // socket appears, so the kubelet unregisters it first (a kubelet up to v1.36 unregisters by
+    // resource name, which would disconnect the newest registration instead).
+    for (Path stale :
+        instances.others(ownName()).stream().filter(p -> !SocketFiles.isLive(p)).toList()) {
       try {
         Files.deleteIfExists(stale);
         LOG.info("{}: removed {}, left behind by the previous instance", name, stale);

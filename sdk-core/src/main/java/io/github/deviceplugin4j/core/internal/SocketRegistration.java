@@ -19,11 +19,9 @@ import org.slf4j.LoggerFactory;
  * #replaced()} may be read from any thread.
  *
  * <p>Each serves the resource on one {@link SocketOwner} in one directory, and handles the handover
- * between two instances of the resource there (a rolling update with surge): the {@link Lease}
- * holder serves the resource's own socket name; a newer instance serves a socket of its own name,
- * which the kubelet takes as the newest registration; the old one, replaced, stops registering but
- * keeps its connections open until it stops; the newer one, given the lease then, registers again
- * ({@link #leaseAcquired()}, each mode its own way).
+ * between two instances of the resource there that the {@link Lease} orders: the old one, replaced,
+ * stops registering ({@link #checkNewerInstance()}); the newer one, given the lease when the old
+ * one stops, registers again ({@link #leaseAcquired()}, each mode its own way).
  */
 abstract class SocketRegistration {
 

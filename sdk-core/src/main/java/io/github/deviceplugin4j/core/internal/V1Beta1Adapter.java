@@ -38,7 +38,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
 
 /** The {@code v1beta1} device plugin API. */
 public final class V1Beta1Adapter implements ApiAdapter {
@@ -277,12 +280,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
     private final PluginEndpoint plugin;
     private final Observers observers;
 
-    /**
-     * The service.
-     *
-     * @param plugin what it serves
-     * @param observers told about every call; {@link Observers#NONE} for the warm-up
-     */
+    /** Reports every call to {@code observers}: {@link Observers#NONE} for the warm-up. */
     Service(PluginEndpoint plugin, Observers observers) {
       this.plugin = plugin;
       this.observers = observers;
@@ -340,34 +338,20 @@ public final class V1Beta1Adapter implements ApiAdapter {
                 r.getMustIncludeDeviceIDsList(),
                 r.getAllocationSize()));
       }
-      plugin
-          .requests()
-          .preferred(queries)
-          .whenComplete(
-              (answers, error) -> {
-                if (error != null) {
-                  StatusRuntimeException status = Statuses.of(error);
-                  out.onError(status);
-                  observed(
-                      PluginObserver.Method.GET_PREFERRED_ALLOCATION,
-                      status.getStatus().getCode(),
-                      start,
-                      preferredDevices(request));
-                  return;
-                }
-                PreferredAllocationResponse.Builder b = PreferredAllocationResponse.newBuilder();
-                for (List<String> ids : answers) {
-                  b.addContainerResponses(
-                      ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(ids));
-                }
-                out.onNext(b.build());
-                out.onCompleted();
-                observed(
-                    PluginObserver.Method.GET_PREFERRED_ALLOCATION,
-                    Status.Code.OK,
-                    start,
-                    preferredDevices(request));
-              });
+      answer(
+          plugin.requests().preferred(queries),
+          out,
+          answers -> {
+            PreferredAllocationResponse.Builder b = PreferredAllocationResponse.newBuilder();
+            for (List<String> ids : answers) {
+              b.addContainerResponses(
+                  ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(ids));
+            }
+            return b.build();
+          },
+          PluginObserver.Method.GET_PREFERRED_ALLOCATION,
+          start,
+          () -> preferredDevices(request));
     }
 
     /** Device IDs a preferred-allocation request names: available ones, of every container. */
@@ -392,53 +376,56 @@ public final class V1Beta1Adapter implements ApiAdapter {
         ids += r.getDevicesIdsCount();
       }
       int devices = ids;
-      plugin
-          .requests()
-          .allocate(containers)
-          .whenComplete(
-              (allocations, error) -> {
-                if (error != null) {
-                  StatusRuntimeException status = Statuses.of(error);
-                  out.onError(status);
-                  observed(
-                      PluginObserver.Method.ALLOCATE, status.getStatus().getCode(), start, devices);
-                  return;
-                }
-                AllocateResponse.Builder b = AllocateResponse.newBuilder();
-                allocations.forEach(a -> b.addContainerResponses(toWire(a)));
-                out.onNext(b.build());
-                out.onCompleted();
-                observed(PluginObserver.Method.ALLOCATE, Status.Code.OK, start, devices);
-              });
+      answer(
+          plugin.requests().allocate(containers),
+          out,
+          allocations -> {
+            AllocateResponse.Builder b = AllocateResponse.newBuilder();
+            allocations.forEach(a -> b.addContainerResponses(toWire(a)));
+            return b.build();
+          },
+          PluginObserver.Method.ALLOCATE,
+          start,
+          () -> devices);
     }
 
     @Override
     public void preStartContainer(
         PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
       long start = start();
-      plugin
-          .requests()
-          .preStart(request.getDevicesIdsList())
-          .whenComplete(
-              (ignored, error) -> {
-                if (error != null) {
-                  StatusRuntimeException status = Statuses.of(error);
-                  out.onError(status);
-                  observed(
-                      PluginObserver.Method.PRE_START_CONTAINER,
-                      status.getStatus().getCode(),
-                      start,
-                      request.getDevicesIdsCount());
-                  return;
-                }
-                out.onNext(PreStartContainerResponse.getDefaultInstance());
-                out.onCompleted();
-                observed(
-                    PluginObserver.Method.PRE_START_CONTAINER,
-                    Status.Code.OK,
-                    start,
-                    request.getDevicesIdsCount());
-              });
+      answer(
+          plugin.requests().preStart(request.getDevicesIdsList()),
+          out,
+          ignored -> PreStartContainerResponse.getDefaultInstance(),
+          PluginObserver.Method.PRE_START_CONTAINER,
+          start,
+          request::getDevicesIdsCount);
+    }
+
+    /**
+     * Answers a call when the request handler's result completes: the reply, or the failure's
+     * status; then reports the call.
+     */
+    private <T, R> void answer(
+        CompletableFuture<T> result,
+        StreamObserver<R> out,
+        Function<T, R> reply,
+        PluginObserver.Method method,
+        long start,
+        IntSupplier devices) {
+      result.whenComplete(
+          (value, error) -> {
+            Status.Code code = Status.Code.OK;
+            if (error != null) {
+              StatusRuntimeException status = Statuses.of(error);
+              out.onError(status);
+              code = status.getStatus().getCode();
+            } else {
+              out.onNext(reply.apply(value));
+              out.onCompleted();
+            }
+            observed(method, code, start, devices.getAsInt());
+          });
     }
   }
 }

@@ -53,15 +53,7 @@ public final class CdiNames {
     if (slash < 0) {
       return "CDI device name \"" + qualifiedName + "\" has no '/': expected vendor/class=name";
     }
-    String vendor = kind.substring(0, slash);
-    String clazz = kind.substring(slash + 1);
-    String problem = vendorOrClassProblem("vendor", vendor);
-    if (problem == null) {
-      problem = vendorOrClassProblem("class", clazz);
-    }
-    if (problem == null) {
-      problem = nameProblem(name);
-    }
+    String problem = partsProblem(kind.substring(0, slash), kind.substring(slash + 1), name);
     return problem == null ? null : "CDI device name \"" + qualifiedName + "\": " + problem;
   }
 
@@ -78,52 +70,37 @@ public final class CdiNames {
     Objects.requireNonNull(vendor, "vendor");
     Objects.requireNonNull(clazz, "clazz");
     Objects.requireNonNull(name, "name");
-    String problem = vendorOrClassProblem("vendor", vendor);
-    if (problem == null) {
-      problem = vendorOrClassProblem("class", clazz);
-    }
-    if (problem == null) {
-      problem = nameProblem(name);
-    }
+    String problem = partsProblem(vendor, clazz, name);
     if (problem != null) {
       throw new IllegalArgumentException("invalid CDI device name part: " + problem);
     }
     return vendor + "/" + clazz + "=" + name;
   }
 
-  private static String vendorOrClassProblem(String what, String value) {
+  private static String partsProblem(String vendor, String clazz, String name) {
+    String problem = partProblem("vendor", vendor, false);
+    if (problem == null) {
+      problem = partProblem("class", clazz, false);
+    }
+    return problem == null ? partProblem("device name", name, true) : problem;
+  }
+
+  /** A device name may start with a digit and contain ':'; a vendor or class may not. */
+  private static String partProblem(String what, String value, boolean name) {
     if (value.isEmpty()) {
       return what + " is empty";
     }
-    if (!isLetter(value.charAt(0))) {
-      return what + " \"" + value + "\" must start with a letter";
+    char first = value.charAt(0);
+    if (!(name ? isAlphaNumeric(first) : isLetter(first))) {
+      return what + " \"" + value + "\" must start with a letter" + (name ? " or digit" : "");
     }
     if (!isAlphaNumeric(value.charAt(value.length() - 1))) {
       return what + " \"" + value + "\" must end with a letter or digit";
     }
     for (int i = 1; i < value.length() - 1; i++) {
       char c = value.charAt(i);
-      if (!isAlphaNumeric(c) && c != '_' && c != '-' && c != '.') {
+      if (!isAlphaNumeric(c) && c != '_' && c != '-' && c != '.' && !(name && c == ':')) {
         return what + " \"" + value + "\" contains invalid character '" + c + "'";
-      }
-    }
-    return null;
-  }
-
-  private static String nameProblem(String value) {
-    if (value.isEmpty()) {
-      return "device name is empty";
-    }
-    if (!isAlphaNumeric(value.charAt(0))) {
-      return "device name \"" + value + "\" must start with a letter or digit";
-    }
-    if (!isAlphaNumeric(value.charAt(value.length() - 1))) {
-      return "device name \"" + value + "\" must end with a letter or digit";
-    }
-    for (int i = 1; i < value.length() - 1; i++) {
-      char c = value.charAt(i);
-      if (!isAlphaNumeric(c) && c != '_' && c != '-' && c != '.' && c != ':') {
-        return "device name \"" + value + "\" contains invalid character '" + c + "'";
       }
     }
     return null;

@@ -18,44 +18,30 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class Liveness {
 
-  /** One executor to check. */
-  static final class Probe {
-    private final String name;
-    private final Executor executor;
-    private final AtomicReference<CompletableFuture<Void>> pending = new AtomicReference<>();
+  /**
+   * One executor to check.
+   *
+   * @param name what is stuck when it fails, e.g. {@code control loop of example.com/gpu}
+   * @param pending the task that has not run yet, if any
+   */
+  record Probe(String name, Executor executor, AtomicReference<CompletableFuture<Void>> pending) {
 
-    /**
-     * A probe.
-     *
-     * @param name what is stuck when it fails, e.g. {@code control loop of example.com/gpu}
-     * @param executor where the trivial task runs
-     */
     Probe(String name, Executor executor) {
-      this.name = name;
-      this.executor = executor;
-    }
-
-    String name() {
-      return name;
+      this(name, executor, new AtomicReference<>());
     }
 
     /** The task that shows the executor runs: the one still pending, or a new one. */
     CompletableFuture<Void> ping() {
-      while (true) {
-        CompletableFuture<Void> last = pending.get();
-        if (last != null && !last.isDone()) {
-          return last;
-        }
-        CompletableFuture<Void> next = new CompletableFuture<>();
-        if (pending.compareAndSet(last, next)) {
-          try {
-            executor.execute(() -> next.complete(null));
-          } catch (RejectedExecutionException shuttingDown) {
-            next.completeExceptionally(shuttingDown);
-          }
-          return next;
+      CompletableFuture<Void> next = new CompletableFuture<>();
+      CompletableFuture<Void> task = pending.updateAndGet(p -> p != null && !p.isDone() ? p : next);
+      if (task == next) {
+        try {
+          executor.execute(() -> next.complete(null));
+        } catch (RejectedExecutionException shuttingDown) {
+          next.completeExceptionally(shuttingDown);
         }
       }
+      return task;
     }
   }
 

@@ -4,8 +4,9 @@ import io.github.deviceplugin4j.core.PluginObserver;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,11 +26,7 @@ public final class Observers {
   private final PluginObserver[] observers;
   private final boolean enabled;
   private final EventLoopGroup loops;
-  private final AtomicBoolean rpcLogged = new AtomicBoolean();
-  private final AtomicBoolean registrationLogged = new AtomicBoolean();
-  private final AtomicBoolean streamLogged = new AtomicBoolean();
-  private final AtomicBoolean sentLogged = new AtomicBoolean();
-  private final AtomicBoolean discoveryLogged = new AtomicBoolean();
+  private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
   /**
    * Observers.
@@ -68,7 +65,7 @@ public final class Observers {
    * @param rpc the event
    */
   public void rpc(PluginObserver.Rpc rpc) {
-    each("onRpc", rpcLogged, o -> o.onRpc(rpc));
+    each("onRpc", o -> o.onRpc(rpc));
   }
 
   /**
@@ -101,7 +98,7 @@ public final class Observers {
    * @param registration the event
    */
   public void registration(PluginObserver.Registration registration) {
-    each("onRegistration", registrationLogged, o -> o.onRegistration(registration));
+    each("onRegistration", o -> o.onRegistration(registration));
   }
 
   /**
@@ -111,7 +108,7 @@ public final class Observers {
    * @param openStreams open streams, this one included
    */
   public void streamOpened(String resourceName, int openStreams) {
-    each("onStreamOpened", streamLogged, o -> o.onStreamOpened(resourceName, openStreams));
+    each("onStreamOpened", o -> o.onStreamOpened(resourceName, openStreams));
   }
 
   /**
@@ -120,7 +117,7 @@ public final class Observers {
    * @param sent the event
    */
   public void deviceListSent(PluginObserver.DeviceListSent sent) {
-    each("onDeviceListSent", sentLogged, o -> o.onDeviceListSent(sent));
+    each("onDeviceListSent", o -> o.onDeviceListSent(sent));
   }
 
   /**
@@ -129,15 +126,15 @@ public final class Observers {
    * @param discovery the event
    */
   public void discovery(PluginObserver.Discovery discovery) {
-    each("onDiscovery", discoveryLogged, o -> o.onDiscovery(discovery));
+    each("onDiscovery", o -> o.onDiscovery(discovery));
   }
 
-  private void each(String method, AtomicBoolean logged, Consumer<PluginObserver> call) {
+  private void each(String method, Consumer<PluginObserver> call) {
     for (PluginObserver o : observers) {
       try {
         call.accept(o);
       } catch (RuntimeException | LinkageError e) {
-        if (logged.compareAndSet(false, true)) {
+        if (logged.add(method)) {
           LOG.warn(
               "PluginObserver {}.{} threw; ignored (logged once)",
               o.getClass().getName(),

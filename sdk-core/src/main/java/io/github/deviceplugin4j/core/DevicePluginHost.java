@@ -583,10 +583,7 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder safetyCheckInterval(Duration interval) {
       Objects.requireNonNull(interval, "interval");
-      if (interval.isNegative() || interval.isZero()) {
-        throw new IllegalArgumentException("safetyCheckInterval must be positive, was " + interval);
-      }
-      this.safetyInterval = interval;
+      this.safetyInterval = positive(interval, "safetyCheckInterval");
       return this;
     }
 
@@ -648,10 +645,7 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder pluginWatcherFallback(Duration wait) {
       Objects.requireNonNull(wait, "wait");
-      if (wait.isNegative() || wait.isZero()) {
-        throw new IllegalArgumentException("pluginWatcherFallback must be positive, was " + wait);
-      }
-      this.watcherFallback = wait;
+      this.watcherFallback = positive(wait, "pluginWatcherFallback");
       return this;
     }
 

@@ -326,11 +326,15 @@ public final class UdsServer {
   /** Removes the socket file if it is still this server's (the server keeps running). */
   void removeFileIfOurs() {
     if (stillOurs()) {
-      try {
-        Files.deleteIfExists(path);
-      } catch (IOException e) {
-        LOG.warn("Could not remove socket {}: {}", path, e.toString());
-      }
+      removeFile();
+    }
+  }
+
+  private void removeFile() {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException e) {
+      LOG.warn("Could not remove socket {}: {}", path, e.toString());
     }
   }
 
@@ -362,11 +366,7 @@ public final class UdsServer {
       Thread.currentThread().interrupt();
     }
     if (ours) {
-      try {
-        Files.deleteIfExists(path);
-      } catch (IOException e) {
-        LOG.warn("Could not remove socket {}: {}", path, e.toString());
-      }
+      removeFile();
     }
   }
 

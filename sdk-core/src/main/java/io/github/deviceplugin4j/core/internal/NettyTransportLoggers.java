@@ -7,6 +7,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import org.slf4j.LoggerFactory;
@@ -40,23 +41,17 @@ final class NettyTransportLoggers extends InternalLoggerFactory {
    *
    * @param names the loggers to rate-limit
    */
-  static void install(Iterable<String> names) {
+  static void install(Collection<String> names) {
     try {
       Method m = InternalLoggerFactory.class.getDeclaredMethod("newInstance", String.class);
       m.setAccessible(true);
       InternalLoggerFactory.setDefaultFactory(
           new NettyTransportLoggers(
-              InternalLoggerFactory.getDefaultFactory(), m, Set.copyOf(toList(names))));
+              InternalLoggerFactory.getDefaultFactory(), m, Set.copyOf(names)));
     } catch (ReflectiveOperationException | RuntimeException e) {
       LoggerFactory.getLogger(TransportLogs.LOGGER)
           .debug("Netty's transport logs are not rate-limited: {}", e.toString());
     }
-  }
-
-  private static List<String> toList(Iterable<String> names) {
-    List<String> out = new ArrayList<>();
-    names.forEach(out::add);
-    return out;
   }
 
   @Override

@@ -226,29 +226,11 @@ public final class DeviceState {
   static final int MAX_HEALTH_LINES = 20;
 
   /**
-   * Logs each device whose health changed between two lists, once, with its reason; a device that
-   * appears unhealthy counts as a change.
+   * Logs each physical device (not replica) whose health changed between two lists, once, in the
+   * order of the new list, with its reason: {@code device "gpu1": Healthy -> Unhealthy (ECC
+   * errors)}. A device that appears unhealthy counts as a change.
    */
   static void logHealthChanges(String resource, Snapshot previous, Snapshot next) {
-    List<String> lines = healthChanges(previous, next);
-    int shown = Math.min(lines.size(), MAX_HEALTH_LINES);
-    for (int i = 0; i < shown; i++) {
-      LOG.info("{}: {}", resource, lines.get(i));
-    }
-    if (lines.size() > shown) {
-      LOG.info("{}: ... and {} more device health changes", resource, lines.size() - shown);
-    }
-  }
-
-  /**
-   * The health changes between two lists, one text per physical device (not per replica): {@code
-   * device "gpu1": Healthy -> Unhealthy (ECC errors)}.
-   *
-   * @param previous the list before
-   * @param next the list now
-   * @return one line per changed device, in the order of the new list
-   */
-  static List<String> healthChanges(Snapshot previous, Snapshot next) {
     List<String> lines = new ArrayList<>();
     Map<String, Device> before = new java.util.HashMap<>();
     previous.physical().forEach(d -> before.put(d.id(), d));
@@ -267,7 +249,13 @@ public final class DeviceState {
               + d.health().wireValue()
               + (d.unhealthyReason().isEmpty() ? "" : " (" + d.unhealthyReason() + ")"));
     }
-    return lines;
+    int shown = Math.min(lines.size(), MAX_HEALTH_LINES);
+    for (int i = 0; i < shown; i++) {
+      LOG.info("{}: {}", resource, lines.get(i));
+    }
+    if (lines.size() > shown) {
+      LOG.info("{}: ... and {} more device health changes", resource, lines.size() - shown);
+    }
   }
 
   private synchronized void apply(List<Device> raw) {

@@ -137,12 +137,7 @@ public final class RequestHandler {
 
   /**
    * Whether a backend declares a capability's method {@link NonBlocking}, on the method or on its
-   * class.
-   *
-   * @param backend the backend
-   * @param method the capability's method name
-   * @param parameter its parameter type
-   * @return true when the core may call it on the event loop
+   * class: then the core may call it on the event loop.
    */
   static boolean nonBlocking(Object backend, String method, Class<?> parameter) {
     Class<?> type = backend.getClass();
@@ -387,17 +382,13 @@ public final class RequestHandler {
         .exceptionally(
             error -> {
               DevicePluginException e = unwrap(error);
+              boolean timedOut = e instanceof BackendException b && b.timedOut();
               report(
-                  e instanceof BackendException b && b.timedOut()
-                      ? new BackendException(
-                          "GetPreferredAllocation",
-                          e.getMessage() + "; answered with a fallback choice",
-                          e.getCause(),
-                          true)
-                      : new BackendException(
-                          "GetPreferredAllocation",
-                          e.getMessage() + "; answered with a fallback choice",
-                          e.getCause() == null ? e : e.getCause()));
+                  new BackendException(
+                      "GetPreferredAllocation",
+                      e.getMessage() + "; answered with a fallback choice",
+                      timedOut || e.getCause() != null ? e.getCause() : e,
+                      timedOut));
               return plans.stream().map(PreferredPlan::fallback).toList();
             });
   }

@@ -29,13 +29,7 @@ final class UdsChannels {
 
   private UdsChannels() {}
 
-  /**
-   * A channel to one socket. It connects at its first call; shut it down when done.
-   *
-   * @param socket the socket file
-   * @param group the event loop group the connection runs on
-   * @return the channel
-   */
+  /** A channel to one socket, on {@code group}. It connects at its first call; shut it down. */
   static ManagedChannel open(Path socket, EventLoopGroup group) {
     TransportLogs.install();
     return NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
@@ -52,30 +46,9 @@ final class UdsChannels {
   }
 
   /**
-   * A unary method whose request and response are a message's encoded bytes.
-   *
-   * @param fullMethodName e.g. {@code v1beta1.Registration/Register}
-   * @return the descriptor
-   */
-  static MethodDescriptor<byte[], byte[]> unary(String fullMethodName) {
-    return MethodDescriptor.<byte[], byte[]>newBuilder()
-        .setType(MethodDescriptor.MethodType.UNARY)
-        .setFullMethodName(fullMethodName)
-        .setRequestMarshaller(BYTES)
-        .setResponseMarshaller(BYTES)
-        .build();
-  }
-
-  /**
-   * Starts one unary call of encoded bytes.
-   *
-   * @param channel the channel
-   * @param method the full method name
-   * @param request the encoded request
-   * @param deadlineNanos the call's deadline, from now
-   * @param result completed with the encoded answer, or failed with a {@link
-   *     io.grpc.StatusRuntimeException}; on the event loop, so its stages must not block
-   * @return the call, to cancel it
+   * Starts one unary call of encoded bytes, e.g. {@code v1beta1.Registration/Register}; {@code
+   * result} completes with the encoded answer, or fails with a {@link
+   * io.grpc.StatusRuntimeException}, on the event loop, so its stages must not block.
    */
   static ClientCall<byte[], byte[]> start(
       ManagedChannel channel,
@@ -85,7 +58,12 @@ final class UdsChannels {
       CompletableFuture<byte[]> result) {
     ClientCall<byte[], byte[]> call =
         channel.newCall(
-            unary(method),
+            MethodDescriptor.<byte[], byte[]>newBuilder()
+                .setType(MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName(method)
+                .setRequestMarshaller(BYTES)
+                .setResponseMarshaller(BYTES)
+                .build(),
             CallOptions.DEFAULT.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS));
     call.start(
         new ClientCall.Listener<>() {

@@ -30,12 +30,7 @@ final class ConnectionGate implements InternalProtocolNegotiator.ProtocolNegotia
   private final String dir;
   private final RateLimitedLog refusals;
 
-  /**
-   * A gate.
-   *
-   * @param limit connections admitted at once
-   * @param dir the directory of the server's socket, for the log
-   */
+  /** {@code dir} is the directory of the server's socket, for the log. */
   ConnectionGate(int limit, String dir) {
     this.limit = limit;
     this.dir = dir;

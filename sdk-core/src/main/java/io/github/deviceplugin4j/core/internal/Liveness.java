@@ -48,11 +48,8 @@ final class Liveness {
   private Liveness() {}
 
   /**
-   * Pings every probe and waits up to the bound for all of them.
-   *
-   * @param probes what to check
-   * @param bound how long each may take
-   * @return the names of the stuck ones (or of those that refuse tasks), in probe order
+   * Pings every probe and waits up to the bound for all of them; what is wrong with the stuck ones
+   * (or those that refuse tasks), in probe order.
    */
   static List<String> stuck(List<Probe> probes, Duration bound) {
     List<CompletableFuture<Void>> pings = new ArrayList<>(probes.size());

@@ -38,8 +38,6 @@ final class NettyTransportLoggers extends InternalLoggerFactory {
    * Makes this Netty's default logger factory, wrapping the current one. Netty's factory makes a
    * logger through a protected method, reached here by reflection; where that is refused (a module
    * system that does not open Netty), Netty's logging stays as it is.
-   *
-   * @param names the loggers to rate-limit
    */
   static void install(Collection<String> names) {
     try {

@@ -40,12 +40,7 @@ public final class Statuses {
    */
   static final int MAX_DESCRIPTION_BYTES = 6 * 1024;
 
-  /**
-   * A description cut to fit {@link #MAX_DESCRIPTION_BYTES} once encoded.
-   *
-   * @param description the message, may be null
-   * @return the message, or its beginning and a note of its length
-   */
+  /** A description (or null) cut to fit {@link #MAX_DESCRIPTION_BYTES} once encoded. */
   static String bounded(String description) {
     if (description == null) {
       return null;

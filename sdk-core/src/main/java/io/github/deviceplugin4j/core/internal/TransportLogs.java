@@ -107,13 +107,9 @@ public final class TransportLogs {
 
   /**
    * Logs one transport failure: every one at DEBUG, with its cause; at most one line per kind per
-   * period at INFO or WARN, with the cause on the same line and how many were left out.
-   *
-   * @param logger the logger of grpc-java or Netty that reported it
-   * @param pattern the message before its arguments were filled in (the kind)
-   * @param text the message
-   * @param cause the cause, or null
-   * @param warn WARN instead of INFO
+   * period at INFO or WARN, with the cause on the same line and how many were left out. The kind is
+   * the reporting logger (grpc-java's or Netty's), the {@code pattern} (the message before its
+   * arguments were filled in) and the type of the cause (null when none).
    */
   static void emit(String logger, String pattern, String text, Throwable cause, boolean warn) {
     if (LOG.isDebugEnabled()) {
@@ -180,12 +176,7 @@ public final class TransportLogs {
       this.clock = clock;
     }
 
-    /**
-     * Whether a line of this kind may be logged now.
-     *
-     * @param kind the kind
-     * @return -1 when it may not; otherwise how many of its kind were held back since its last line
-     */
+    /** -1 when a line of this kind may not be logged now, else how many were held back. */
     int admit(String kind) {
       String key = kinds.size() >= MAX_KINDS && !kinds.containsKey(kind) ? "(other)" : kind;
       long now = clock.getAsLong();

@@ -84,12 +84,7 @@ public final class Validation {
     return new DeviceCheck(accepted, problems);
   }
 
-  /**
-   * What is wrong with an unhealthy reason.
-   *
-   * @param reason the reason
-   * @return the problem, or null when fine
-   */
+  /** What is wrong with an unhealthy reason; null when fine. */
   static String reasonProblem(String reason) {
     if (reason.isEmpty()) {
       return null;
@@ -108,9 +103,6 @@ public final class Validation {
   /**
    * An unhealthy reason made acceptable: control characters replaced by spaces, cut to {@link
    * Device#MAX_REASON} characters (ending with "...").
-   *
-   * @param reason the reason
-   * @return the cleaned reason
    */
   static String cleanReason(String reason) {
     String clean = reason.replaceAll("\\p{Cntrl}", " ");

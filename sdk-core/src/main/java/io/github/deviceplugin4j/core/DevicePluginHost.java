@@ -732,19 +732,17 @@ public final class DevicePluginHost implements AutoCloseable {
       // handlers are in place before start(), so a signal during startup stops the host too.
       java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running =
           new java.util.concurrent.atomic.AtomicReference<>();
+      // A class, not a method reference, made before start(): a method reference is linked at its
+      // first use, a few milliseconds of the JDK's method-handle code in the interpreter, and
+      // start() returns as the kubelet makes its first calls.
+      CloseOnShutdown closeRunning = new CloseOnShutdown(running);
       StopSignals signals =
           StopSignals.install(
               () -> {
                 LOG.info("Stop signal received; stopping");
-                DevicePluginHost h = running.get();
-                if (h != null) {
-                  h.close();
-                }
+                closeRunning.run();
               });
-      // A class, not a method reference, made before start(): a method reference is linked at its
-      // first use, a few milliseconds of the JDK's method-handle code in the interpreter, and
-      // start() returns as the kubelet makes its first calls.
-      Thread hook = new Thread(new CloseOnShutdown(running), "deviceplugin4j-shutdown");
+      Thread hook = new Thread(closeRunning, "deviceplugin4j-shutdown");
       DevicePluginHost host;
       try {
         host = start();
@@ -806,7 +804,7 @@ public final class DevicePluginHost implements AutoCloseable {
     }
   }
 
-  /** The shutdown hook of {@link Builder#run()}: closes the host once it started. */
+  /** Closes the host of {@link Builder#run()} once it started: its shutdown hook and signals. */
   private static final class CloseOnShutdown implements Runnable {
     private final java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running;
 

@@ -138,8 +138,6 @@ public final class AllocationPolicies {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-
   private static List<String> numaAlignedChoice(PreferredAllocationRequest request) {
     Choice choice = new Choice(request);
     int needed = choice.needed();

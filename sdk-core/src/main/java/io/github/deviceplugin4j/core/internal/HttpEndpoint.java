@@ -98,12 +98,8 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   private String host() {
-    InetSocketAddress a = address();
-    return (a.getAddress().getHostAddress().contains(":")
-            ? "[" + a.getAddress().getHostAddress() + "]"
-            : a.getAddress().getHostAddress())
-        + ":"
-        + a.getPort();
+    String ip = address().getAddress().getHostAddress();
+    return (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + address().getPort();
   }
 
   /**

@@ -138,14 +138,13 @@ public final class TransportLogs {
     if (message == null) {
       return "(no message)";
     }
-    if (params != null && params.length > 0) {
-      try {
-        return java.text.MessageFormat.format(message, params);
-      } catch (IllegalArgumentException e) {
-        return message;
-      }
+    try {
+      return params == null || params.length == 0
+          ? message
+          : java.text.MessageFormat.format(message, params);
+    } catch (IllegalArgumentException e) {
+      return message;
     }
-    return message;
   }
 
   /** The cause and its own causes on one line, type and message each. */

@@ -264,7 +264,6 @@ public final class DevicePluginHost implements AutoCloseable {
     private RegistrationMode mode = RegistrationMode.AUTO;
     private Set<PosixFilePermission> socketPermissions =
         PosixFilePermissions.fromString("rw-------");
-    private Duration allocationTimeout = RequestDeadlines.DEFAULT_ALLOCATE;
     private Duration allocateDeadline = RequestDeadlines.DEFAULT_ALLOCATE;
     private Duration preferredAllocationDeadline = RequestDeadlines.DEFAULT_PREFERRED;
     private Duration preStartDeadline = RequestDeadlines.DEFAULT_PRE_START;
@@ -517,8 +516,7 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     @Deprecated
     public Builder allocationTimeout(Duration timeout) {
-      this.allocationTimeout = Objects.requireNonNull(timeout, "timeout");
-      this.allocateDeadline = timeout;
+      this.allocateDeadline = Objects.requireNonNull(timeout, "timeout");
       this.preferredAllocationDeadline = timeout;
       return this;
     }
@@ -535,7 +533,6 @@ public final class DevicePluginHost implements AutoCloseable {
      */
     public Builder allocateDeadline(Duration deadline) {
       this.allocateDeadline = positive(deadline, "allocateDeadline");
-      this.allocationTimeout = allocateDeadline;
       return this;
     }
 
@@ -669,7 +666,7 @@ public final class DevicePluginHost implements AutoCloseable {
               mode,
               socketPermissions,
               listeners,
-              allocationTimeout,
+              allocateDeadline, // what EngineConfig calls allocationTimeout: always the same
               adapters,
               safetyInterval,
               backoffInitial,

@@ -144,9 +144,7 @@ public final class Validation {
         kept.add(d);
       }
     }
-    return problems.isEmpty()
-        ? new DeviceCheck(devices, List.of())
-        : new DeviceCheck(kept, problems);
+    return new DeviceCheck(problems.isEmpty() ? devices : kept, problems);
   }
 
   /**

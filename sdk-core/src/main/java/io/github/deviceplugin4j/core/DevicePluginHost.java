@@ -724,8 +724,7 @@ public final class DevicePluginHost implements AutoCloseable {
      * @throws ConfigurationException when the configuration is invalid
      */
     public void run() {
-      // SIGTERM/SIGINT close the host and let run() return, so main ends with status 0; the hook
-      // covers every other way the JVM stops (System.exit elsewhere, or no signal support). The
+      // The hook covers every other way the JVM stops than a signal (System.exit elsewhere). The
       // handlers are in place before start(), so a signal during startup stops the host too.
       java.util.concurrent.atomic.AtomicReference<DevicePluginHost> running =
           new java.util.concurrent.atomic.AtomicReference<>();

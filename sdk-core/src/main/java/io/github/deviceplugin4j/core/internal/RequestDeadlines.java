@@ -4,14 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Deadlines of the backend calls on the kubelet's request path, one per RPC.
- *
- * <p>The defaults never cut a call the kubelet would still wait for, or only where cutting it is
- * better for the node than waiting: the kubelet gives PreStartContainer 30 s; it sets no deadline
- * on Allocate or GetPreferredAllocation, but it admits pods one at a time, so a backend that hangs
- * there stalls every pod on the node. Allocate therefore gets a generous minute; a
- * GetPreferredAllocation that passes its deadline is answered with a valid fallback choice, never
- * an error, so a shorter bound costs no pod.
+ * Deadlines of the backend calls on the kubelet's request path, one per RPC. Why the defaults are
+ * what they are: see the builder's {@code allocateDeadline}, {@code preferredAllocationDeadline}
+ * and {@code preStartDeadline} ({@link io.github.deviceplugin4j.core.DevicePluginHost.Builder}).
  *
  * @param allocate deadline of an {@code Allocator} call
  * @param preferred deadline of a {@code PreferredAllocator} call; when it passes, the kubelet gets

@@ -123,10 +123,8 @@ public final class UdsServer {
   }
 
   /**
-   * grpc-java's Netty server on the socket, with the limits of {@link TransportLimits}. Calls run
-   * on the event loop (the direct executor): handing each one to an executor thread and back costs
-   * more than the whole call (about 150 us at p50), and nothing on this path blocks; vendor code
-   * that may block is handed to worker threads by the request path itself.
+   * Calls run on the event loop (the direct executor, see {@link #start}'s {@code group}): handing
+   * each one to an executor thread and back costs more than the whole call (about 150 us at p50).
    */
   private static Server grpcServer(
       Path bindPath, List<ServerServiceDefinition> services, EventLoopGroup group)

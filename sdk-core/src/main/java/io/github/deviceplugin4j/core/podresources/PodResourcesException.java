@@ -7,6 +7,7 @@ public class PodResourcesException extends DevicePluginException {
 
   private static final long serialVersionUID = 1L;
 
+  /** The gRPC status code name of the failure, e.g. {@code "UNAVAILABLE"}. */
   private final String code;
 
   /**

@@ -195,20 +195,15 @@ public final class AllocationPolicies {
   private static List<Device> pickWithin(
       List<Device> candidates, Set<Integer> allowed, int needed) {
     List<Device> pick = new ArrayList<>(needed);
-    for (Device d : candidates) {
-      if (pick.size() == needed) {
-        break;
-      }
-      if (!d.numaNodes().isEmpty() && allowed.containsAll(d.numaNodes())) {
-        pick.add(d);
-      }
-    }
-    for (Device d : candidates) {
-      if (pick.size() == needed) {
-        break;
-      }
-      if (d.numaNodes().isEmpty()) {
-        pick.add(d);
+    for (boolean withTopology : new boolean[] {true, false}) {
+      for (Device d : candidates) {
+        if (pick.size() == needed) {
+          break;
+        }
+        boolean none = d.numaNodes().isEmpty();
+        if (withTopology ? !none && allowed.containsAll(d.numaNodes()) : none) {
+          pick.add(d);
+        }
       }
     }
     return pick.size() == needed ? pick : null;

@@ -12,12 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -180,22 +175,7 @@ class LegacyRegistrationTest {
     // The Register handler dials for up to 10 s; close() interrupts it, and its answer must still
     // find a running event loop (it used to log a RejectedExecutionException: event executor
     // terminated).
-    List<LogRecord> logged = new CopyOnWriteArrayList<>();
-    Handler capture =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            logged.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    Logger root = Logger.getLogger("");
-    root.addHandler(capture);
+    LogCapture logged = LogCapture.start();
     try {
       CompletableFuture<Throwable> answer = new CompletableFuture<>();
       Thread registering =
@@ -214,23 +194,12 @@ class LegacyRegistrationTest {
       assertThat(answer.get(30, TimeUnit.SECONDS)).as("Register fails").isNotNull();
       registering.join();
     } finally {
-      root.removeHandler(capture);
+      logged.close();
     }
     assertThat(kubelet.verifyClosed()).isEmpty();
-    assertThat(logged)
-        .filteredOn(LegacyRegistrationTest::rejectedExecution)
-        .extracting(r -> r.getLoggerName() + ": " + r.getThrown())
+    assertThat(logged.rejectedExecutions())
         .as("records of an executor used after shutdown")
         .isEmpty();
-  }
-
-  private static boolean rejectedExecution(LogRecord r) {
-    for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
-      if (t instanceof RejectedExecutionException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   @Test

@@ -2,18 +2,13 @@ package io.github.deviceplugin4j.testkit.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.deviceplugin4j.testkit.LogCapture;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,22 +21,7 @@ class UdsTransportTest {
 
   @Test
   void closeWaitsForADialBeforeStoppingTheExecutorItsCallbacksRunOn() throws Exception {
-    List<LogRecord> logged = new CopyOnWriteArrayList<>();
-    Handler capture =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            logged.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    Logger root = Logger.getLogger("");
-    root.addHandler(capture);
+    LogCapture logged = LogCapture.start();
     UdsTransport transport = new UdsTransport("t");
     try {
       // Nothing serves the socket: the first attempt fails, and the dial runs onFirstFailure just
@@ -89,12 +69,10 @@ class UdsTransportTest {
       assertThat(transport.liveThreads()).isEmpty();
       assertThat(transport.channels()).allMatch(ManagedChannel::isTerminated);
     } finally {
-      root.removeHandler(capture);
+      logged.close();
       transport.close();
     }
-    assertThat(logged)
-        .filteredOn(UdsTransportTest::rejectedExecution)
-        .extracting(r -> r.getLoggerName() + ": " + r.getThrown())
+    assertThat(logged.rejectedExecutions())
         .as("records of an executor used after shutdown")
         .isEmpty();
   }
@@ -119,14 +97,5 @@ class UdsTransportTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  private static boolean rejectedExecution(LogRecord r) {
-    for (Throwable t = r.getThrown(); t != null; t = t.getCause()) {
-      if (t instanceof RejectedExecutionException) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -21,13 +21,16 @@ import java.util.Map;
  *   <li>{@code -XX:MaxRAM=256m}: the heap is sized as if the machine had 256 MiB (maximum heap 64
  *       MiB, initial 4 MiB) instead of from the node's memory; independent of the container's
  *       limit.
- *   <li>{@code -XX:TieredStopAtLevel=1}: C1 only: one compiler thread and no C2 arenas; C2 would
- *       compile the Allocate path a little better, which a plugin never needs. C1 keeps the JDK's
- *       thresholds: with {@code -XX:CompileThresholdScaling=2} (a method compiled after about 400
- *       calls, not 200) the images held 0.4-0.6 MiB less idle and re-registered 0.5-0.7 ms later;
- *       they took it while idle sat at the 64 MiB mark, and dropped it once the Register call no
- *       longer used gRPC's client and the archive shrank (61.4-61.9 MiB idle; docs/performance.md,
- *       "The Register call without gRPC's client").
+ *   <li>{@code -XX:TieredStopAtLevel=1}: C1 only: one compiler thread and no C2 arenas. On
+ *       grpc-java's server C2 alone brings a hot Allocate path to the Go reference plugin's latency
+ *       in the same memory, but takes twice as long over a fresh process's first calls and a
+ *       re-registration, which are what a node sees (docs/performance.md, "The images' flags on
+ *       grpc-java's server", and flag-sets/grpc-server.txt). C1 keeps the JDK's thresholds: with
+ *       {@code -XX:CompileThresholdScaling=2} (a method compiled after about 400 calls, not 200)
+ *       the images held 0.4-0.6 MiB less idle and re-registered 0.5-0.7 ms later; they took it
+ *       while idle sat at the 64 MiB mark, and dropped it once the Register call no longer used
+ *       gRPC's client and the archive shrank (61.4-61.9 MiB idle; docs/performance.md, "The
+ *       Register call without gRPC's client").
  *   <li>{@code -XX:ReservedCodeCacheSize=16m}: the FPGA example's compiled code is 6-7 MiB after
  *       100,000 Allocates (NMT "Code"); 16 MiB bounds it (the default reserves 240 MiB).
  *   <li>{@code -XX:MaxMetaspaceSize=64m}: the FPGA example uses 11-13 MiB of metaspace (NMT); a

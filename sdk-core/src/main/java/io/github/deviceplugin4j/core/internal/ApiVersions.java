@@ -9,21 +9,12 @@ public final class ApiVersions {
 
   private ApiVersions() {}
 
-  /**
-   * Adapters for every supported version, most preferred first.
-   *
-   * @return the adapters
-   */
+  /** Adapters for every supported version, most preferred first. */
   public static List<ApiAdapter> supported() {
     return SUPPORTED;
   }
 
-  /**
-   * The version strings of some adapters.
-   *
-   * @param adapters the adapters
-   * @return their versions in order
-   */
+  /** The version strings of some adapters, in their order. */
   public static List<String> versions(List<ApiAdapter> adapters) {
     return adapters.stream().map(ApiAdapter::version).toList();
   }

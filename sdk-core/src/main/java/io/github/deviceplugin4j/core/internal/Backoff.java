@@ -11,23 +11,14 @@ public final class Backoff {
   private long nextNanos;
   private int failures;
 
-  /**
-   * A backoff.
-   *
-   * @param initial first delay
-   * @param max cap
-   */
+  /** A backoff whose first delay is {@code initial}, capped at {@code max}. */
   public Backoff(Duration initial, Duration max) {
     this.initialNanos = Math.max(1, initial.toNanos());
     this.maxNanos = Math.max(initialNanos, max.toNanos());
     this.nextNanos = initialNanos;
   }
 
-  /**
-   * The next delay, growing up to the cap.
-   *
-   * @return delay with jitter
-   */
+  /** The next delay, with jitter, growing up to the cap. */
   public Duration next() {
     long base = nextNanos;
     nextNanos = Math.min(maxNanos, nextNanos * 2);

@@ -32,27 +32,13 @@ public final class DirectoryWatcher implements AutoCloseable {
 
   /** Receives the watcher's events, on the watcher thread. */
   public interface Listener {
-    /**
-     * A file was created (or renamed into the directory).
-     *
-     * @param dir the watched directory
-     * @param name the file name
-     */
+    /** A file was created (or renamed into the directory). */
     void created(Path dir, String name);
 
-    /**
-     * A file was deleted (or renamed away).
-     *
-     * @param dir the watched directory
-     * @param name the file name
-     */
+    /** A file was deleted (or renamed away). */
     void deleted(Path dir, String name);
 
-    /**
-     * Events may have been missed in a directory; check its state.
-     *
-     * @param dir the directory
-     */
+    /** Events may have been missed in a directory; check its state. */
     void rescan(Path dir);
   }
 
@@ -66,14 +52,7 @@ public final class DirectoryWatcher implements AutoCloseable {
   private final Thread thread;
   private volatile boolean closed;
 
-  /**
-   * Starts watching: {@link #prepare} and {@link #start} in one.
-   *
-   * @param dirs directories to watch; missing ones are watched once they exist
-   * @param listener where events go
-   * @param recheck how often to look for a missing directory
-   * @throws IOException when the watch service cannot be created
-   */
+  /** Starts watching: {@link #prepare} and {@link #start} in one. */
   public DirectoryWatcher(List<Path> dirs, Listener listener, Duration recheck) throws IOException {
     this(dirs, listener, recheck, true);
   }
@@ -98,13 +77,9 @@ public final class DirectoryWatcher implements AutoCloseable {
    * Watches the directories from now on but delivers nothing until {@link #start}: what changes in
    * between (a socket deleted while the first registration is under way, say) is delivered then.
    * Callers that create files and react to their deletion prepare the watcher before they create
-   * them, or a deletion in that window would go unnoticed.
-   *
-   * @param dirs directories to watch; missing ones are watched once they exist
-   * @param listener where events go, once started
-   * @param recheck how often to look for a missing directory
-   * @return the watcher, not started
-   * @throws IOException when the watch service cannot be created
+   * them, or a deletion in that window would go unnoticed. Directories missing now are watched once
+   * they exist, looked for every {@code recheck}. Throws an IOException when the watch service
+   * cannot be created.
    */
   public static DirectoryWatcher prepare(List<Path> dirs, Listener listener, Duration recheck)
       throws IOException {
@@ -238,12 +213,7 @@ public final class DirectoryWatcher implements AutoCloseable {
     }
   }
 
-  /**
-   * Whether a directory is currently watched.
-   *
-   * @param dir the directory
-   * @return true when its watch is valid
-   */
+  /** Whether a directory is currently watched (its watch is valid). */
   public boolean isWatching(Path dir) {
     return keys.entrySet().stream().anyMatch(e -> e.getValue().equals(dir) && e.getKey().isValid());
   }

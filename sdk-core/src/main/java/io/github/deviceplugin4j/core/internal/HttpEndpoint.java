@@ -46,11 +46,8 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Binds the endpoint's socket; nothing is served until {@link #start}.
-   *
-   * @param address where to listen; port 0 picks a free port
-   * @return the bound endpoint
-   * @throws ConfigurationException when the address cannot be bound (taken, or not local)
+   * Binds the endpoint's socket (port 0 picks a free port); nothing is served until {@link #start}.
+   * Throws a {@link ConfigurationException} when the address cannot be bound (taken, or not local).
    */
   public static HttpEndpoint bind(InetSocketAddress address) {
     HttpServer server;
@@ -83,11 +80,8 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Serves the endpoints.
-   *
-   * @param liveness the liveness check (may block up to its bound)
-   * @param readiness the readiness check
-   * @param metrics what {@code /metrics} serves; null: 404
+   * Serves the endpoints; {@code liveness} may block up to its bound, and {@code /metrics} answers
+   * 404 when {@code metrics} is null.
    */
   public void start(
       Supplier<ProbeResult> liveness, Supplier<ProbeResult> readiness, MetricsSource metrics) {
@@ -102,11 +96,7 @@ public final class HttpEndpoint implements AutoCloseable {
     return (ip.contains(":") ? "[" + ip + "]" : ip) + ":" + address().getPort();
   }
 
-  /**
-   * The bound address, with the actual port.
-   *
-   * @return the address
-   */
+  /** The bound address, with the actual port. */
   public InetSocketAddress address() {
     return server.getAddress();
   }

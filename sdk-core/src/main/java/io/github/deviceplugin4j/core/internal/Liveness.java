@@ -19,10 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
 final class Liveness {
 
   /**
-   * One executor to check.
-   *
-   * @param name what is stuck when it fails, e.g. {@code control loop of example.com/gpu}
-   * @param pending the task that has not run yet, if any
+   * One executor to check; {@code name} says what is stuck when it fails (e.g. {@code control loop
+   * of example.com/gpu}), {@code pending} holds the task that has not run yet, if any.
    */
   record Probe(String name, Executor executor, AtomicReference<CompletableFuture<Void>> pending) {
 

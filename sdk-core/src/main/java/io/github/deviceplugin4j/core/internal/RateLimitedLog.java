@@ -17,23 +17,12 @@ public final class RateLimitedLog {
   private boolean warned;
   private int suppressed;
 
-  /**
-   * A rate-limited log.
-   *
-   * @param log where to log
-   * @param period minimum time between two WARN lines
-   */
+  /** A rate-limited log: {@code period} is the minimum time between two WARN lines. */
   public RateLimitedLog(Logger log, Duration period) {
     this(log, period, System::nanoTime);
   }
 
-  /**
-   * A rate-limited log with its own clock.
-   *
-   * @param log where to log
-   * @param period minimum time between two WARN lines
-   * @param nanoClock monotonic nanoseconds
-   */
+  /** A rate-limited log with its own clock, in monotonic nanoseconds. */
   public RateLimitedLog(Logger log, Duration period, LongSupplier nanoClock) {
     this.log = log;
     this.periodNanos = period.toNanos();
@@ -41,10 +30,8 @@ public final class RateLimitedLog {
   }
 
   /**
-   * Logs a failure.
-   *
-   * @param message the message (no placeholders)
-   * @param cause optional cause, logged with the WARN line only at DEBUG level
+   * Logs a failure; {@code message} has no placeholders, and the optional {@code cause} goes with
+   * the WARN line only at DEBUG level.
    */
   public void warn(String message, Throwable cause) {
     long now = clock.getAsLong();
@@ -73,9 +60,8 @@ public final class RateLimitedLog {
   }
 
   /**
-   * Forgets earlier failures so the next one logs at WARN again.
-   *
-   * @return whether any failure was logged since the last reset
+   * Forgets earlier failures so the next one logs at WARN again; true when any failure was logged
+   * since the last reset.
    */
   public synchronized boolean reset() {
     boolean had = warned;

@@ -17,11 +17,7 @@ public final class SerialExecutor implements Executor {
   private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
   private boolean running;
 
-  /**
-   * A serial executor on a shared one.
-   *
-   * @param delegate where tasks run
-   */
+  /** A serial executor whose tasks run on the shared {@code delegate}. */
   public SerialExecutor(Executor delegate) {
     this.delegate = delegate;
   }

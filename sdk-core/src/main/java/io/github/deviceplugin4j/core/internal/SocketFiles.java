@@ -19,12 +19,7 @@ public final class SocketFiles {
   /** The longest Unix socket path: 108 bytes including the terminating NUL. */
   public static final int MAX_PATH_BYTES = 107;
 
-  /**
-   * The file-system identity of a socket file: inode and change time.
-   *
-   * @param fileKey the file key (device and inode)
-   * @param changed the last change time of the file
-   */
+  /** The file-system identity of a socket file: file key (device and inode) and change time. */
   public record Identity(Object fileKey, FileTime changed) {
     // Written out: a record's own equals and hashCode build method handles on their first call
     // (about 15 lambda forms, 10-15 ms of CPU with the image's flags), and the first call comes
@@ -44,12 +39,7 @@ public final class SocketFiles {
 
   private SocketFiles() {}
 
-  /**
-   * The identity of a file, or null when it does not exist.
-   *
-   * @param path the file
-   * @return identity or null
-   */
+  /** The identity of a file, or null when it does not exist. */
   public static Identity identity(Path path) {
     try {
       Map<String, Object> attrs =
@@ -68,12 +58,7 @@ public final class SocketFiles {
     }
   }
 
-  /**
-   * Whether a file is a socket.
-   *
-   * @param path the file
-   * @return true for a socket
-   */
+  /** Whether a file is a socket. */
   public static boolean isSocket(Path path) {
     try {
       int mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
@@ -86,9 +71,6 @@ public final class SocketFiles {
   /**
    * Whether a process accepts connections on a socket file. A stale file (its server died) refuses
    * at once; a full backlog counts as live.
-   *
-   * @param path the socket file
-   * @return true when something is listening
    */
   public static boolean isLive(Path path) {
     try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -102,23 +84,12 @@ public final class SocketFiles {
     }
   }
 
-  /**
-   * Length of a path as the kernel counts it.
-   *
-   * @param path the path
-   * @return bytes without the terminating NUL
-   */
+  /** Length of a path as the kernel counts it, in bytes without the terminating NUL. */
   public static int pathBytes(Path path) {
     return path.toString().getBytes(StandardCharsets.UTF_8).length;
   }
 
-  /**
-   * Whether two identities are the same file (inode); null-safe.
-   *
-   * @param a one identity
-   * @param b another
-   * @return true for the same inode
-   */
+  /** Whether two identities are the same file (inode); null-safe. */
   public static boolean sameFile(Identity a, Identity b) {
     return a != null && b != null && Objects.equals(a.fileKey(), b.fileKey());
   }

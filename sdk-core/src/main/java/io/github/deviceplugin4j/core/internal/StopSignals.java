@@ -43,10 +43,7 @@ public final class StopSignals {
 
   /**
    * Handles SIGTERM and SIGINT with {@code onSignal} (called on the JVM's signal thread; it may
-   * block until the host is closed).
-   *
-   * @param onSignal what a stop signal does
-   * @return the installed handlers; {@link #restore(Duration)} them when done
+   * block until the host is closed); {@link #restore(Duration)} the handlers when done.
    */
   public static StopSignals install(Runnable onSignal) {
     try {
@@ -94,11 +91,7 @@ public final class StopSignals {
     }
   }
 
-  /**
-   * Whether a stop signal arrived.
-   *
-   * @return true after SIGTERM or SIGINT
-   */
+  /** Whether a stop signal (SIGTERM or SIGINT) arrived. */
   public boolean received() {
     return received.get() != null;
   }
@@ -107,8 +100,6 @@ public final class StopSignals {
    * Puts the JVM's handlers back. After a stop signal, also starts a daemon thread that raises the
    * signal again if the JVM is still running {@code fallback} later, so that an application thread
    * cannot keep a stopped plugin's process alive.
-   *
-   * @param fallback how long the JVM may take to end normally after a signal
    */
   public synchronized void restore(Duration fallback) {
     for (int i = 0; i < signals.size(); i++) {

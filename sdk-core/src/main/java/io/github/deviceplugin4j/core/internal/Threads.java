@@ -17,25 +17,14 @@ public final class Threads {
 
   private Threads() {}
 
-  /**
-   * A factory for threads named {@code deviceplugin4j-<role>-<n>}.
-   *
-   * @param role e.g. {@code worker}
-   * @param daemon whether the threads are daemon threads
-   * @return the factory
-   */
+  /** A factory for threads named {@code deviceplugin4j-<role>-<n>}, e.g. role {@code worker}. */
   public static ThreadFactory factory(String role, boolean daemon) {
     return factory(role, daemon, null);
   }
 
   /**
-   * A factory for threads named {@code deviceplugin4j-<role>-<n>} whose uncaught exceptions go to a
-   * handler.
-   *
-   * @param role e.g. {@code worker}
-   * @param daemon whether the threads are daemon threads
-   * @param uncaught the threads' uncaught exception handler; null for the JVM's default
-   * @return the factory
+   * A factory for threads named {@code deviceplugin4j-<role>-<n>} whose uncaught exceptions go to
+   * {@code uncaught} (null: the JVM's default handler).
    */
   public static ThreadFactory factory(
       String role, boolean daemon, Thread.UncaughtExceptionHandler uncaught) {

@@ -58,19 +58,12 @@ public final class UdsServer {
   }
 
   /**
-   * Starts serving on a socket file.
-   *
-   * @param path the final socket path
-   * @param permissions the socket file's permissions
-   * @param services what to serve
-   * @param group the shared event loop group; every call runs on it, so the services must never
-   *     block: the request path hands vendor code that may block to worker threads itself
-   * @param replacing the identity of this plugin's own current socket at the path, which is
-   *     replaced without a liveness probe; null when there is none
-   * @return the running server
-   * @throws ConfigurationException when another live process serves the path, or the path is taken
-   *     by something that is not a socket
-   * @throws IOException when the socket cannot be created
+   * Starts serving on a socket file. Every call runs on {@code group}, the shared event loop group,
+   * so the services must never block: the request path hands vendor code that may block to worker
+   * threads itself. {@code replacing} is the identity of this plugin's own current socket at the
+   * path, which is replaced without a liveness probe; null when there is none. Throws a {@link
+   * ConfigurationException} when another live process serves the path, or the path is taken by
+   * something that is not a socket.
    */
   public static UdsServer start(
       Path path,
@@ -90,14 +83,7 @@ public final class UdsServer {
    * Binds a server in a fresh private directory under {@code dir}, with its permissions, ready to
    * be placed: serving a socket again then costs a rename instead of a server start (about 1-3 ms
    * on the path of a re-registration). The private directory is left alone by the kubelet, which
-   * cleans up only files of the plugin directory.
-   *
-   * @param dir the directory the socket will be placed in
-   * @param permissions the socket file's permissions
-   * @param services what to serve
-   * @param group the shared event loop group (see {@link #start})
-   * @return the bound server, not reachable by anyone until placed
-   * @throws IOException when the socket cannot be created
+   * cleans up only files of the plugin directory. The server is reachable by nobody until placed.
    */
   public static Standby bind(
       Path dir,
@@ -172,33 +158,20 @@ public final class UdsServer {
       this.bindPath = bindPath;
     }
 
-    /**
-     * Where the server listens until it is placed (in its private directory).
-     *
-     * @return the socket path
-     */
+    /** Where the server listens until it is placed (in its private directory). */
     public Path path() {
       return bindPath;
     }
 
-    /**
-     * Whether the standby can still be placed: its server runs and its socket file is there.
-     *
-     * @return true when usable
-     */
+    /** Whether the standby can still be placed: its server runs and its socket file is there. */
     public boolean usable() {
       return !server.isShutdown() && SocketFiles.isSocket(bindPath);
     }
 
     /**
-     * Puts the socket at its final path (see {@link UdsServer#start}); the standby is used up,
-     * whether this succeeds or not.
-     *
-     * @param path the final socket path
-     * @param replacing the identity of this plugin's own current socket at the path, or null
-     * @return the serving server
-     * @throws ConfigurationException when another live process serves the path
-     * @throws IOException when the socket cannot be placed
+     * Puts the socket at its final path (see {@link UdsServer#start}, also for {@code replacing}
+     * and the {@link ConfigurationException} when another live process serves the path); the
+     * standby is used up, whether this succeeds or not.
      */
     public UdsServer place(Path path, SocketFiles.Identity replacing) throws IOException {
       try {
@@ -300,11 +273,7 @@ public final class UdsServer {
     }
   }
 
-  /**
-   * Whether the socket file at the path is still the one this server created.
-   *
-   * @return false when it was deleted or replaced
-   */
+  /** Whether the socket file at the path is still the one this server created. */
   public boolean stillOurs() {
     return SocketFiles.sameFile(identity, SocketFiles.identity(path));
   }
@@ -336,11 +305,7 @@ public final class UdsServer {
     }
   }
 
-  /**
-   * Whether the server has stopped and every connection is gone.
-   *
-   * @return true once terminated
-   */
+  /** Whether the server has stopped and every connection is gone. */
   public boolean isTerminated() {
     return server.isTerminated();
   }
@@ -351,9 +316,8 @@ public final class UdsServer {
   }
 
   /**
-   * Stops the server now and removes its socket file if it is still ours.
-   *
-   * @param awaitMillis how long to wait for the server to terminate
+   * Stops the server now, waits up to {@code awaitMillis} for it to terminate, and removes its
+   * socket file if it is still ours.
    */
   public void close(long awaitMillis) {
     boolean ours = stillOurs();
@@ -368,11 +332,7 @@ public final class UdsServer {
     }
   }
 
-  /**
-   * The identity of the socket file this server created.
-   *
-   * @return the identity
-   */
+  /** The identity of the socket file this server created. */
   public SocketFiles.Identity identity() {
     return identity;
   }

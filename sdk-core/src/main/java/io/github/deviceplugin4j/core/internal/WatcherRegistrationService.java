@@ -38,12 +38,9 @@ public final class WatcherRegistrationService extends RegistrationGrpc.Registrat
   private final BiConsumer<Boolean, String> onStatus;
 
   /**
-   * The service for any plugin type.
-   *
-   * @param info what {@code GetInfo} answers
-   * @param onGetInfo runs on each {@code GetInfo}, before the answer (on a gRPC thread)
-   * @param onStatus gets each {@code NotifyRegistrationStatus}: registered, and the kubelet's error
-   *     text (empty when none), on a gRPC thread
+   * The service for any plugin type: {@code GetInfo} answers {@code info}, after running {@code
+   * onGetInfo}; {@code onStatus} gets each {@code NotifyRegistrationStatus}: registered, and the
+   * kubelet's error text (empty when none). Both run on a gRPC thread.
    */
   public WatcherRegistrationService(
       PluginInfo info, Runnable onGetInfo, BiConsumer<Boolean, String> onStatus) {
@@ -69,12 +66,7 @@ public final class WatcherRegistrationService extends RegistrationGrpc.Registrat
         onStatus);
   }
 
-  /**
-   * Answers the plugin info.
-   *
-   * @param request the kubelet's request (no fields)
-   * @param out the answer
-   */
+  /** Answers the plugin info. */
   @Override
   public void getInfo(InfoRequest request, StreamObserver<PluginInfo> out) {
     onGetInfo.run();
@@ -82,12 +74,7 @@ public final class WatcherRegistrationService extends RegistrationGrpc.Registrat
     out.onCompleted();
   }
 
-  /**
-   * Hands on the kubelet's verdict.
-   *
-   * @param request registered, and the kubelet's error text
-   * @param out the (empty) answer
-   */
+  /** Hands on the kubelet's verdict. */
   @Override
   public void notifyRegistrationStatus(
       RegistrationStatus request, StreamObserver<RegistrationStatusResponse> out) {

@@ -9,7 +9,6 @@ public final class Backoff {
   private final long initialNanos;
   private final long maxNanos;
   private long nextNanos;
-  private int failures;
 
   /** A backoff whose first delay is {@code initial}, capped at {@code max}. */
   public Backoff(Duration initial, Duration max) {
@@ -22,7 +21,6 @@ public final class Backoff {
   public Duration next() {
     long base = nextNanos;
     nextNanos = Math.min(maxNanos, nextNanos * 2);
-    failures++;
     double jitter = 0.8 + ThreadLocalRandom.current().nextDouble() * 0.4;
     return Duration.ofNanos(Math.max(1, (long) (base * jitter)));
   }
@@ -30,15 +28,5 @@ public final class Backoff {
   /** Back to the initial delay. */
   public void reset() {
     nextNanos = initialNanos;
-    failures = 0;
-  }
-
-  /**
-   * Failures since the last reset.
-   *
-   * @return count
-   */
-  public int failures() {
-    return failures;
   }
 }

@@ -169,12 +169,7 @@ public final class DirectoryWatcher implements AutoCloseable {
   }
 
   private void rewatchMissing() {
-    Set<Path> back = new LinkedHashSet<>();
-    for (Path dir : missing) {
-      if (register(dir)) {
-        back.add(dir);
-      }
-    }
+    List<Path> back = missing.stream().filter(this::register).toList();
     missing.removeAll(back);
     for (Path dir : back) {
       LOG.info("Watching {} again", dir);

@@ -7,7 +7,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import java.net.ConnectException;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -229,14 +229,10 @@ final class LegacyRegister {
   static List<String> parseVersions(String text) {
     Matcher m = KUBELET_VERSIONS.matcher(text);
     if (m.find()) {
-      List<String> out = new ArrayList<>();
-      for (String v : m.group(1).split("[\\s,]+")) {
-        String t = v.replace("\"", "").replace("'", "").trim();
-        if (!t.isEmpty()) {
-          out.add(t);
-        }
-      }
-      return out;
+      return Arrays.stream(m.group(1).split("[\\s,]+"))
+          .map(v -> v.replace("\"", "").replace("'", "").trim())
+          .filter(v -> !v.isEmpty())
+          .toList();
     }
     Matcher manager = MANAGER_VERSION.matcher(text);
     if (manager.find()) {

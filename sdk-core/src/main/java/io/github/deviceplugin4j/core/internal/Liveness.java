@@ -50,10 +50,7 @@ final class Liveness {
    * (or those that refuse tasks), in probe order.
    */
   static List<String> stuck(List<Probe> probes, Duration bound) {
-    List<CompletableFuture<Void>> pings = new ArrayList<>(probes.size());
-    for (Probe p : probes) {
-      pings.add(p.ping());
-    }
+    List<CompletableFuture<Void>> pings = probes.stream().map(Probe::ping).toList();
     long deadline = System.nanoTime() + bound.toNanos();
     List<String> stuck = new ArrayList<>();
     for (int i = 0; i < probes.size(); i++) {

@@ -218,9 +218,7 @@ final class SocketOwner {
       server.close(2000);
       server = null;
     }
-    for (UdsServer old : superseded) {
-      old.close(500);
-    }
+    superseded.forEach(old -> old.close(500));
     superseded.clear();
   }
 }

@@ -82,12 +82,10 @@ public final class TransportLogs {
     }
     NettyTransportLoggers.install(LOGGERS);
     Filter filter = TransportLogs::publish;
-    synchronized (HELD) {
-      for (String name : LOGGERS) {
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(name);
-        jul.setFilter(filter);
-        HELD.add(jul);
-      }
+    for (String name : LOGGERS) {
+      java.util.logging.Logger jul = java.util.logging.Logger.getLogger(name);
+      jul.setFilter(filter);
+      HELD.add(jul);
     }
   }
 

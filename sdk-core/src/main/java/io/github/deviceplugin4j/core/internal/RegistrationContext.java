@@ -217,11 +217,7 @@ final class RegistrationContext {
     }
     registered = false;
     lostSinceNanos = System.nanoTime();
-    if (next != null) {
-      LOG.info("{}: lost the kubelet: {}; {}", name, reason, next);
-    } else {
-      LOG.info("{}: lost the kubelet: {}", name, reason);
-    }
+    LOG.info("{}: lost the kubelet: {}{}", name, reason, next == null ? "" : "; " + next);
     shared.listeners().kubeletLost(name);
   }
 

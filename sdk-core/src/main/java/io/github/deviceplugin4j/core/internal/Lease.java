@@ -13,6 +13,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
@@ -124,13 +125,11 @@ final class Lease implements AutoCloseable {
       if (holder != null && holder != this) {
         try {
           holder.released.get(200, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException stillHeld) {
-          // check whether this lease was closed meanwhile
+        } catch (TimeoutException | ExecutionException stillHeld) {
+          // check whether this lease was closed meanwhile (released never fails)
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           return false;
-        } catch (java.util.concurrent.ExecutionException impossible) {
-          // never completed exceptionally
         }
         continue;
       }

@@ -10,60 +10,33 @@ import java.util.List;
  */
 public interface ApiAdapter {
 
-  /**
-   * The version string sent to the kubelet, e.g. {@code "v1beta1"}.
-   *
-   * @return the version
-   */
+  /** The version string sent to the kubelet, e.g. {@code "v1beta1"}. */
   String version();
 
   /**
-   * The fully qualified gRPC name of the DevicePlugin service this adapter serves; adapters with
-   * the same name are served once.
-   *
-   * @return e.g. {@code "v1beta1.DevicePlugin"}
+   * The fully qualified gRPC name of the DevicePlugin service this adapter serves, e.g. {@code
+   * "v1beta1.DevicePlugin"}; adapters with the same name are served once.
    */
   String serviceName();
 
-  /**
-   * Encodes a device list as this version's ListAndWatch message.
-   *
-   * @param devices validated devices
-   * @return the message, sent as is to every stream
-   */
+  /** This version's ListAndWatch message of validated devices, sent as is to every stream. */
   Object encodeDevices(List<Device> devices);
 
-  /**
-   * The encoded size of a message from {@link #encodeDevices(List)}.
-   *
-   * @param message the message
-   * @return bytes on the wire, without gRPC framing
-   */
+  /** The encoded size of a message from {@link #encodeDevices(List)}, without gRPC framing. */
   int encodedSize(Object message);
 
-  /**
-   * The DevicePlugin service of this version for one resource.
-   *
-   * @param plugin what the service serves
-   * @return the service definition
-   */
+  /** The DevicePlugin service of this version for one resource. */
   ServerServiceDefinition devicePluginService(PluginEndpoint plugin);
 
   /**
-   * The kubelet's {@code Register} method of this version (legacy mode).
-   *
-   * @return its full name, e.g. {@code v1beta1.Registration/Register}
+   * The full name of the kubelet's {@code Register} method of this version (legacy mode), e.g.
+   * {@code v1beta1.Registration/Register}.
    */
   String registerMethod();
 
   /**
-   * The encoded {@code RegisterRequest} of this version (legacy mode).
-   *
-   * @param resourceName the resource
-   * @param endpoint the plugin's socket file name, relative to the plugin directory
-   * @param preStartRequired advertised option
-   * @param preferredAllocationAvailable advertised option
-   * @return the message's bytes
+   * The encoded {@code RegisterRequest} of this version (legacy mode); {@code endpoint} is the
+   * plugin's socket file name, relative to the plugin directory.
    */
   byte[] registerRequest(
       String resourceName,
@@ -75,20 +48,15 @@ public interface ApiAdapter {
    * Runs this version's request path in process, without a socket, so that its classes are loaded
    * and its code compiled before the kubelet's first call: the calls that run no vendor code go
    * through the service itself (Allocate only when it is declarative), the others only through
-   * their messages' marshalling. Nothing is sent, logged or recorded.
-   *
-   * @param plugin the resource
-   * @param rounds how many times each call runs
+   * their messages' marshalling, each call {@code rounds} times. Nothing is sent, logged or
+   * recorded.
    */
   default void warmUp(PluginEndpoint plugin, int rounds) {}
 
   /**
    * This version's device plugin service for a warm-up over a socket: like {@link
    * #devicePluginService} but reporting to no observer, so the calls of {@link #warmUpCalls} are
-   * seen by nobody.
-   *
-   * @param plugin the resource
-   * @return the service, or null when this version has no socket warm-up
+   * seen by nobody; null when this version has no socket warm-up.
    */
   default ServerServiceDefinition warmUpService(PluginEndpoint plugin) {
     return null;
@@ -97,20 +65,16 @@ public interface ApiAdapter {
   /**
    * The calls the socket warm-up makes to a private server of {@link #warmUpService}: only calls
    * that run no vendor code ({@code Allocate} when it is declarative and a device is healthy,
-   * otherwise {@code GetDevicePluginOptions}).
-   *
-   * @param plugin the resource
-   * @return the calls, made in turn; empty when this version has no socket warm-up
+   * otherwise {@code GetDevicePluginOptions}), made in turn; empty when this version has no socket
+   * warm-up.
    */
   default List<WarmUpCall> warmUpCalls(PluginEndpoint plugin) {
     return List.of();
   }
 
   /**
-   * One kind of call of the socket warm-up.
-   *
-   * @param method the full method name, e.g. {@code v1beta1.DevicePlugin/Allocate}
-   * @param request the encoded request, sent as it is every time
+   * One kind of call of the socket warm-up: the full method name, e.g. {@code
+   * v1beta1.DevicePlugin/Allocate}, and the encoded request, sent as it is every time.
    */
   record WarmUpCall(String method, byte[] request) {}
 }

@@ -36,25 +36,13 @@ public final class DeviceState {
 
   /** What the state tells its resource. */
   public interface Events {
-    /**
-     * Some published devices were dropped.
-     *
-     * @param error the problems
-     */
+    /** Some published devices were dropped. */
     void invalidDevices(InvalidBackendDataException error);
 
-    /**
-     * A published list was refused because it is too large; the last good list stays.
-     *
-     * @param error the problem
-     */
+    /** A published list was refused because it is too large; the last good list stays. */
     void tooLarge(InvalidBackendDataException error);
 
-    /**
-     * The list the kubelet sees changed.
-     *
-     * @param snapshot the new list
-     */
+    /** The list the kubelet sees changed. */
     void changed(Snapshot snapshot);
 
     /** The kubelet cancelled the last open stream. */
@@ -81,17 +69,9 @@ public final class DeviceState {
   private volatile long streamlessSince = System.nanoTime();
 
   /**
-   * A device state whose streams are observed and whose devices may be shared.
-   *
-   * @param adapters every API version served
-   * @param serial where snapshots are processed, one at a time
-   * @param timer delays processing within the coalescing window
-   * @param window the coalescing window
-   * @param maxMessageBytes the largest ListAndWatch message allowed
-   * @param events where to report
-   * @param resource the resource name, for the observers
-   * @param observers told about streams and device lists sent
-   * @param sharing how devices are advertised; null for not shared
+   * A device state whose streams are observed and whose devices may be shared (null {@code
+   * sharing}: not shared). Snapshots are processed on {@code serial}, one at a time; {@code timer}
+   * delays them within the coalescing {@code window}.
    */
   public DeviceState(
       List<ApiAdapter> adapters,
@@ -115,20 +95,12 @@ public final class DeviceState {
     this.current = Snapshot.of(0, List.of(), adapters);
   }
 
-  /**
-   * The list the kubelet sees now.
-   *
-   * @return the current snapshot, never null
-   */
+  /** The list the kubelet sees now; never null. */
   public Snapshot current() {
     return current;
   }
 
-  /**
-   * Publishes a complete device list; processed asynchronously, bursts coalesced.
-   *
-   * @param devices every device of the resource
-   */
+  /** Publishes a complete device list; processed asynchronously, bursts coalesced. */
   public void publish(List<Device> devices) {
     List<Device> copy = new ArrayList<>(devices);
     if (pending.getAndSet(copy) == null) {
@@ -145,38 +117,22 @@ public final class DeviceState {
     }
   }
 
-  /**
-   * Applies a device list right now, on the caller's thread (used once at start).
-   *
-   * @param devices every device of the resource
-   */
+  /** Applies a complete device list right now, on the caller's thread (used once at start). */
   public void applyNow(List<Device> devices) {
     apply(new ArrayList<>(devices));
   }
 
-  /**
-   * The resource name.
-   *
-   * @return the name given at construction
-   */
+  /** The resource name. */
   public String resource() {
     return resource;
   }
 
-  /**
-   * Who is told about streams and device lists sent.
-   *
-   * @return the observers
-   */
+  /** Who is told about streams and device lists sent. */
   public Observers observers() {
     return observers;
   }
 
-  /**
-   * Number of open ListAndWatch streams.
-   *
-   * @return count
-   */
+  /** Number of open ListAndWatch streams. */
   public int streams() {
     return subscribers.size();
   }
@@ -192,8 +148,6 @@ public final class DeviceState {
   /**
    * When the last open stream ended ({@link System#nanoTime()}), or when this state was created;
    * meaningful while {@link #streams()} is 0.
-   *
-   * @return nano time
    */
   public long streamlessSinceNanos() {
     return streamlessSince;

@@ -76,13 +76,7 @@ public record EngineConfig(
     /** Nothing plugged in. */
     public static final Hooks NONE = new Hooks(List.of(), List.of(), List.of());
 
-    /**
-     * Copies the lists.
-     *
-     * @param observers see {@link #observers()}
-     * @param interceptors see {@link #interceptors()}
-     * @param capabilities see {@link #capabilities()}
-     */
+    /** Copies the lists. */
     public Hooks {
       observers = List.copyOf(observers);
       interceptors = List.copyOf(interceptors);
@@ -90,10 +84,8 @@ public record EngineConfig(
     }
 
     /**
-     * The capabilities given with a backend.
-     *
-     * @param index the backend's position in {@link EngineConfig#backends()}
-     * @return its capabilities, {@link io.github.deviceplugin4j.core.Capabilities#none()} if none
+     * The capabilities given with the backend at {@code index} of {@link EngineConfig#backends()};
+     * {@link io.github.deviceplugin4j.core.Capabilities#none()} if none.
      */
     public io.github.deviceplugin4j.core.Capabilities capabilities(int index) {
       return index < capabilities.size()
@@ -103,28 +95,8 @@ public record EngineConfig(
   }
 
   /**
-   * Copies the collections.
-   *
-   * @param backends see {@link #backends()}
-   * @param pluginDir see {@link #pluginDir()}
-   * @param registryDir see {@link #registryDir()}
-   * @param mode see {@link #mode()}
-   * @param socketPermissions see {@link #socketPermissions()}
-   * @param listeners see {@link #listeners()}
-   * @param allocationTimeout see {@link #allocationTimeout()}
-   * @param adapters see {@link #adapters()}
-   * @param safetyInterval see {@link #safetyInterval()}
-   * @param backoffInitial see {@link #backoffInitial()}
-   * @param backoffMax see {@link #backoffMax()}
-   * @param registerDeadline see {@link #registerDeadline()}
-   * @param streamGrace see {@link #streamGrace()}
-   * @param watcherKick see {@link #watcherKick()}
-   * @param watcherFallback see {@link #watcherFallback()}
-   * @param coalesceWindow see {@link #coalesceWindow()}
-   * @param maxMessageBytes see {@link #maxMessageBytes()}
-   * @param eventLoopThreads see {@link #eventLoopThreads()}
-   * @param requestDeadlines see {@link #requestDeadlines()}
-   * @param hooks see {@link #hooks()}; null: none
+   * Copies the collections; a null {@code requestDeadlines} means the defaults, null {@code hooks}
+   * none.
    */
   public EngineConfig {
     backends = List.copyOf(backends);
@@ -142,9 +114,6 @@ public record EngineConfig(
    * The socket file name of a resource: its name with {@code /} replaced by {@code _}, e.g. {@code
    * vendor.example.com_fpga.sock}. Unique per valid resource name, since a domain cannot contain
    * {@code _}.
-   *
-   * @param resourceName a valid resource name
-   * @return the file name
    */
   public static String socketName(String resourceName) {
     return resourceName.replace('/', '_') + ".sock";

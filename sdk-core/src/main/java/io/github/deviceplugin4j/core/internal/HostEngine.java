@@ -88,11 +88,8 @@ public final class HostEngine implements AutoCloseable {
 
   /**
    * Checks the configuration, then starts every resource: backends started, first device lists
-   * loaded, sockets served; registration follows asynchronously.
-   *
-   * @param config the configuration
-   * @return the running engine
-   * @throws ConfigurationException for a configuration problem, naming every one found
+   * loaded, sockets served; registration follows asynchronously. A {@link ConfigurationException}
+   * names every configuration problem found.
    */
   public static HostEngine start(EngineConfig config) {
     RegistrationMode mode = effectiveMode(config);
@@ -107,12 +104,7 @@ public final class HostEngine implements AutoCloseable {
     }
   }
 
-  /**
-   * The mode AUTO resolves to: plugin watcher when the registry directory exists, else legacy.
-   *
-   * @param config the configuration
-   * @return LEGACY or PLUGIN_WATCHER
-   */
+  /** The mode AUTO resolves to: plugin watcher when the registry directory exists, else legacy. */
   public static RegistrationMode effectiveMode(EngineConfig config) {
     if (config.mode() != RegistrationMode.AUTO) {
       return config.mode();
@@ -315,9 +307,6 @@ public final class HostEngine implements AutoCloseable {
    * A failure the engine cannot recover from: an {@link Error} escaped one of its threads, or an
    * event loop stopped. Logged once at ERROR; from then on the liveness check fails (so {@code
    * /healthz} answers 503) and the callback set with {@link #onFatal(Consumer)} runs, once.
-   *
-   * @param where what failed
-   * @param cause why
    */
   public void fatal(String where, Throwable cause) {
     if (closed || !failure.compareAndSet(null, cause)) {
@@ -339,8 +328,6 @@ public final class HostEngine implements AutoCloseable {
   /**
    * What to do after a fatal failure ({@link #fatal}); runs on the failing thread, so it must hand
    * anything long to a thread of its own.
-   *
-   * @param callback the callback
    */
   public void onFatal(Consumer<Throwable> callback) {
     this.onFatal = callback;
@@ -350,11 +337,7 @@ public final class HostEngine implements AutoCloseable {
     }
   }
 
-  /**
-   * The fatal failure, if one happened.
-   *
-   * @return the cause, or empty
-   */
+  /** The fatal failure, if one happened. */
   public Optional<Throwable> failure() {
     return Optional.ofNullable(failure.get());
   }
@@ -494,8 +477,6 @@ public final class HostEngine implements AutoCloseable {
   /**
    * The registration mode in use: the one chosen at the start, or LEGACY once every resource has
    * fallen back to it (AUTO mode whose plugin watcher ignored the sockets).
-   *
-   * @return LEGACY or PLUGIN_WATCHER
    */
   public RegistrationMode mode() {
     if (mode == RegistrationMode.PLUGIN_WATCHER
@@ -506,22 +487,12 @@ public final class HostEngine implements AutoCloseable {
     return mode;
   }
 
-  /**
-   * Status of every resource, in the order the backends were added.
-   *
-   * @return statuses
-   */
+  /** Status of every resource, in the order the backends were added. */
   public List<ResourceStatus> status() {
     return plugins.values().stream().map(ResourcePlugin::status).toList();
   }
 
-  /**
-   * Status of one resource.
-   *
-   * @param resourceName the resource
-   * @return its status
-   * @throws IllegalArgumentException when this host serves no such resource
-   */
+  /** Status of one resource; {@link IllegalArgumentException} when this host serves none. */
   public ResourceStatus status(String resourceName) {
     ResourcePlugin p = plugins.get(resourceName);
     if (p == null) {
@@ -533,10 +504,7 @@ public final class HostEngine implements AutoCloseable {
 
   /**
    * Checks that the control loops, discoveries, timer and gRPC event loop each run a trivial task
-   * within the bound. Blocks up to the bound.
-   *
-   * @param bound how long each may take
-   * @return what is stuck
+   * within the bound, naming what is stuck. Blocks up to the bound.
    */
   public ProbeResult liveness(Duration bound) {
     Throwable fatal = failure.get();
@@ -563,11 +531,7 @@ public final class HostEngine implements AutoCloseable {
     return probes;
   }
 
-  /**
-   * Whether every resource is registered and serving, naming those that are not.
-   *
-   * @return the result
-   */
+  /** Whether every resource is registered and serving, naming those that are not. */
   public ProbeResult readiness() {
     if (closed) {
       return ProbeResult.of(List.of("the plugin host is closed"));
@@ -581,22 +545,13 @@ public final class HostEngine implements AutoCloseable {
     return ProbeResult.of(problems);
   }
 
-  /**
-   * Number of open ListAndWatch streams of a resource.
-   *
-   * @param resourceName the resource
-   * @return open streams
-   */
+  /** Number of open ListAndWatch streams of a resource; 0 for an unknown one. */
   public int streams(String resourceName) {
     ResourcePlugin p = plugins.get(resourceName);
     return p == null ? 0 : p.devices().streams();
   }
 
-  /**
-   * Whether every resource is registered.
-   *
-   * @return true when the kubelet has all of them
-   */
+  /** Whether the kubelet has every resource registered. */
   public boolean isReady() {
     return !closed
         && !plugins.isEmpty()

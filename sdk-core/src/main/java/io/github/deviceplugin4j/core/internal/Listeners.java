@@ -15,11 +15,7 @@ public final class Listeners {
 
   private final List<PluginListener> listeners;
 
-  /**
-   * Listeners.
-   *
-   * @param listeners the vendor's listeners
-   */
+  /** The vendor's listeners. */
   public Listeners(List<PluginListener> listeners) {
     this.listeners = List.copyOf(listeners);
   }

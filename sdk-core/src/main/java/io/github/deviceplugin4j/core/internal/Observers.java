@@ -28,21 +28,15 @@ public final class Observers {
   private final EventLoopGroup loops;
   private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
-  /**
-   * Observers.
-   *
-   * @param observers the vendor's observers, in the order added
-   */
+  /** The vendor's observers, called in the order added; every event is reported at once. */
   public Observers(List<PluginObserver> observers) {
     this(observers, null);
   }
 
   /**
-   * Observers of calls served on an event loop group.
-   *
-   * @param observers the vendor's observers, in the order added
-   * @param loops the servers' event loops: a call reported on one of them is reported in a task of
-   *     its own, after the answer's write (see {@link #rpcAfterAnswer}); null reports at once
+   * The vendor's observers, called in the order added, of calls served on the servers' event {@code
+   * loops}: a call reported on one of them is reported in a task of its own, after the answer's
+   * write (see {@link #rpcAfterAnswer}); null loops report at once.
    */
   public Observers(List<PluginObserver> observers, EventLoopGroup loops) {
     this.observers = observers.toArray(new PluginObserver[0]);
@@ -50,20 +44,12 @@ public final class Observers {
     this.loops = loops;
   }
 
-  /**
-   * Whether any observer is configured; when false, build no event.
-   *
-   * @return true when events are wanted
-   */
+  /** Whether any observer is configured; when false, build no event. */
   public boolean enabled() {
     return enabled;
   }
 
-  /**
-   * An RPC finished.
-   *
-   * @param rpc the event
-   */
+  /** An RPC finished. */
   public void rpc(PluginObserver.Rpc rpc) {
     each("onRpc", o -> o.onRpc(rpc));
   }
@@ -73,8 +59,6 @@ public final class Observers {
    * in a task it queues when the call closes; the observers then run in a task queued after it, so
    * an observer that is slow (building meters on its first report, say) never holds up the answer.
    * Elsewhere (a worker thread) they run at once: the loop writes the answer meanwhile.
-   *
-   * @param rpc the event
    */
   public void rpcAfterAnswer(PluginObserver.Rpc rpc) {
     if (loops != null) {
@@ -92,39 +76,22 @@ public final class Observers {
     rpc(rpc);
   }
 
-  /**
-   * A registration attempt finished.
-   *
-   * @param registration the event
-   */
+  /** A registration attempt finished. */
   public void registration(PluginObserver.Registration registration) {
     each("onRegistration", o -> o.onRegistration(registration));
   }
 
-  /**
-   * A ListAndWatch stream opened.
-   *
-   * @param resourceName the resource
-   * @param openStreams open streams, this one included
-   */
+  /** A ListAndWatch stream opened; {@code openStreams} counts it. */
   public void streamOpened(String resourceName, int openStreams) {
     each("onStreamOpened", o -> o.onStreamOpened(resourceName, openStreams));
   }
 
-  /**
-   * A device list was sent.
-   *
-   * @param sent the event
-   */
+  /** A device list was sent. */
   public void deviceListSent(PluginObserver.DeviceListSent sent) {
     each("onDeviceListSent", o -> o.onDeviceListSent(sent));
   }
 
-  /**
-   * A discovery run finished.
-   *
-   * @param discovery the event
-   */
+  /** A discovery run finished. */
   public void discovery(PluginObserver.Discovery discovery) {
     each("onDiscovery", o -> o.onDiscovery(discovery));
   }

@@ -16,12 +16,7 @@ public final class RenamedBackend implements DeviceBackend {
   private final DeviceBackend backend;
   private final Sharing sharing;
 
-  /**
-   * Wraps a backend.
-   *
-   * @param backend the backend
-   * @param sharing renames its resource ({@link Sharing#resourceName(String)})
-   */
+  /** Wraps a backend, renamed by {@link Sharing#resourceName(String)}. */
   public RenamedBackend(DeviceBackend backend, Sharing sharing) {
     this.backend = backend;
     this.sharing = sharing;

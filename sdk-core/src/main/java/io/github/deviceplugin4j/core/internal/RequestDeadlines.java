@@ -28,13 +28,7 @@ public record RequestDeadlines(Duration allocate, Duration preferred, Duration p
   public static final RequestDeadlines DEFAULTS =
       new RequestDeadlines(DEFAULT_ALLOCATE, DEFAULT_PREFERRED, DEFAULT_PRE_START);
 
-  /**
-   * Checks for nulls.
-   *
-   * @param allocate see {@link #allocate()}
-   * @param preferred see {@link #preferred()}
-   * @param preStart see {@link #preStart()}
-   */
+  /** Checks for nulls. */
   public RequestDeadlines {
     Objects.requireNonNull(allocate, "allocate");
     Objects.requireNonNull(preferred, "preferred");

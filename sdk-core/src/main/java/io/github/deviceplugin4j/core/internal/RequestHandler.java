@@ -43,20 +43,11 @@ import java.util.function.Consumer;
 public final class RequestHandler {
 
   /**
-   * One container of a GetPreferredAllocation request.
-   *
-   * @param available the device IDs the kubelet may choose from
-   * @param mustInclude the device IDs the answer must contain
-   * @param size how many devices the answer must hold
+   * One container of a GetPreferredAllocation request: the device IDs the kubelet may choose from,
+   * those the answer must contain, and how many devices it must hold.
    */
   public record PreferredQuery(List<String> available, List<String> mustInclude, int size) {
-    /**
-     * Copies the lists.
-     *
-     * @param available see {@link #available()}
-     * @param mustInclude see {@link #mustInclude()}
-     * @param size see {@link #size()}
-     */
+    /** Copies the lists. */
     public PreferredQuery {
       available = List.copyOf(available);
       mustInclude = List.copyOf(mustInclude);
@@ -79,16 +70,9 @@ public final class RequestHandler {
 
   /**
    * A request handler; capabilities given on the builder win over the backend's own, and each
-   * capability's {@link NonBlocking} mark is read, once, from the object that provides it.
-   *
-   * @param resource the resource name
-   * @param backend the backend
-   * @param capabilities capabilities given on the builder
-   * @param state the device state
-   * @param workers where backend calls that may block run
-   * @param timer for deadlines
-   * @param deadlines deadline of each kind of backend call
-   * @param errors where failures are reported; called on a worker thread
+   * capability's {@link NonBlocking} mark is read, once, from the object that provides it. Backend
+   * calls that may block run on {@code workers}; failures are reported to {@code errors} on a
+   * worker thread.
    */
   public RequestHandler(
       String resource,
@@ -153,8 +137,6 @@ public final class RequestHandler {
 
   /**
    * Whether the kubelet must call PreStartContainer: the backend implements {@link PreStartHook}.
-   *
-   * @return the advertised option
    */
   public boolean preStartRequired() {
     return preStartHook != null;
@@ -163,8 +145,6 @@ public final class RequestHandler {
   /**
    * Whether the kubelet may call GetPreferredAllocation: the backend implements {@link
    * PreferredAllocator}, or the resource is shared.
-   *
-   * @return the advertised option
    */
   public boolean preferredAllocationAvailable() {
     return preferredAllocator != null;
@@ -173,8 +153,6 @@ public final class RequestHandler {
   /**
    * Whether Allocate is answered from the devices' declared allocations alone (no {@link
    * Allocator}): then an Allocate runs no vendor code and has no effect beyond its answer.
-   *
-   * @return true when there is no allocator
    */
   public boolean declarativeAllocate() {
     return allocator == null;
@@ -183,10 +161,8 @@ public final class RequestHandler {
   /**
    * Allocates devices for each container of a request. Validation and a declarative answer (no
    * {@link Allocator}) complete on the calling thread; an {@link Allocator} runs on a worker thread
-   * with its deadline unless declared {@link NonBlocking}.
-   *
-   * @param containers device IDs per container
-   * @return one allocation per container, in order; or a typed failure
+   * with its deadline unless declared {@link NonBlocking}. Completes with one allocation per
+   * container, in order, or a typed failure.
    */
   public CompletableFuture<List<ContainerAllocation>> allocate(List<List<String>> containers) {
     List<AllocationRequest> requests;
@@ -243,9 +219,8 @@ public final class RequestHandler {
 
   /**
    * The physical devices of the replicas a container was given, each once, in request order; the
-   * devices themselves when not shared.
-   *
-   * @throws InvalidRequestException for more than one replica when a container may have only one
+   * devices themselves when not shared. More than one replica when a container may have only one is
+   * an {@link InvalidRequestException}.
    */
   private List<Device> physical(String what, List<Device> advertised, Snapshot snapshot) {
     if (!sharing.isShared()) {
@@ -329,9 +304,6 @@ public final class RequestHandler {
    * vendor policy cannot be asked, fails, passes its deadline or answers something invalid, the
    * answer is a valid fallback (must-include IDs first, then available devices in the order the
    * plugin advertises them), reported as an error (logged, rate-limited).
-   *
-   * @param queries one per container
-   * @return the chosen IDs per container
    */
   public CompletableFuture<List<List<String>>> preferred(List<PreferredQuery> queries) {
     Snapshot snapshot = state.current();
@@ -471,11 +443,7 @@ public final class RequestHandler {
 
   /**
    * Checks a preferred-allocation answer: exactly {@code size} distinct available IDs including
-   * every must-include one.
-   *
-   * @param request the request
-   * @param answer the answer
-   * @return problems; empty when fine
+   * every must-include one. Problems; empty when fine.
    */
   public static List<String> preferredProblems(
       PreferredAllocationRequest request, List<String> answer) {
@@ -526,9 +494,6 @@ public final class RequestHandler {
    * every container start, never checks health and cannot recover from a refusal, so unhealthy and
    * unknown devices reach the hook, which alone may refuse. Without a hook it succeeds. Replicas of
    * a shared resource reach the hook as their physical devices, each once.
-   *
-   * @param ids the devices
-   * @return completes when the hook succeeded
    */
   public CompletableFuture<Void> preStart(List<String> ids) {
     PreStartRequest request;
@@ -627,10 +592,9 @@ public final class RequestHandler {
    * thread (the event loop), without a deadline. Any other runs on a worker thread: when the
    * deadline passes, the future fails at once with {@code DEADLINE_EXCEEDED} (so the kubelet gets
    * its answer) and the worker is interrupted, but only while it is still inside the backend; the
-   * event loop never waits for it.
-   *
-   * @param option the builder option that sets the deadline, named in the timeout message
-   * @param reportFailure whether a failure is reported here (else the caller reports it)
+   * event loop never waits for it. {@code option} is the builder option that sets the deadline,
+   * named in the timeout message; {@code reportFailure}: a failure is reported here, else by the
+   * caller.
    */
   private <T> CompletableFuture<T> callBackend(
       String operation,
@@ -762,12 +726,7 @@ public final class RequestHandler {
         cause);
   }
 
-  /**
-   * The typed exception inside a future's failure.
-   *
-   * @param error a failure
-   * @return the exception the core maps to a status
-   */
+  /** The typed exception inside a future's failure, which the core maps to a status. */
   public static DevicePluginException unwrap(Throwable error) {
     Throwable t = error;
     while ((t instanceof CompletionException || t instanceof ExecutionException)

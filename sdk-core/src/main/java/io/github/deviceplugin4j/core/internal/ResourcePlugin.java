@@ -59,13 +59,9 @@ public final class ResourcePlugin implements PluginEndpoint {
   private volatile int lastHealthy = -1;
 
   /**
-   * A resource plugin with capabilities given on the builder; nothing runs until {@link
+   * A resource plugin whose {@code capabilities}, given on the builder, win over the backend's own;
+   * {@code mode} is the effective registration mode at the start. Nothing runs until {@link
    * #discover()}.
-   *
-   * @param backend the vendor's backend
-   * @param capabilities capabilities that win over the backend's own
-   * @param mode the effective registration mode at the start
-   * @param shared the host's shared resources
    */
   public ResourcePlugin(
       DeviceBackend backend, Capabilities capabilities, RegistrationMode mode, Shared shared) {
@@ -171,20 +167,12 @@ public final class ResourcePlugin implements PluginEndpoint {
     return shared.observers();
   }
 
-  /**
-   * The socket the DevicePlugin service is served on.
-   *
-   * @return the path
-   */
+  /** The socket the DevicePlugin service is served on. */
   public Path socket() {
     return strategy.socket();
   }
 
-  /**
-   * The registration mode in use (AUTO may fall back from plugin watcher to legacy).
-   *
-   * @return LEGACY or PLUGIN_WATCHER
-   */
+  /** The registration mode in use, LEGACY or PLUGIN_WATCHER (AUTO may fall back to legacy). */
   public RegistrationMode mode() {
     return strategy.mode();
   }
@@ -193,9 +181,8 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /**
    * Starts the backend and loads the first device list, on the caller's thread so that its errors
-   * reach the host's {@code start()}. {@link #serve()} follows, once the host has warmed up.
-   *
-   * @throws BackendException when the backend's {@code start} fails
+   * reach the host's {@code start()} (a {@link BackendException} when the backend's {@code start}
+   * fails). {@link #serve()} follows, once the host has warmed up.
    */
   public void discover() {
     discovery.start();
@@ -203,9 +190,8 @@ public final class ResourcePlugin implements PluginEndpoint {
 
   /**
    * Serves the socket on the caller's thread, so that configuration errors reach the host's {@code
-   * start()}; registration follows asynchronously.
-   *
-   * @throws ConfigurationException when the socket cannot be served (another live instance)
+   * start()} (a {@link ConfigurationException} when the socket cannot be served: another live
+   * instance); registration follows asynchronously.
    */
   public void serve() {
     try {
@@ -251,11 +237,7 @@ public final class ResourcePlugin implements PluginEndpoint {
     strategy.close();
   }
 
-  /**
-   * This resource's status.
-   *
-   * @return a snapshot of the status
-   */
+  /** A snapshot of this resource's status. */
   public ResourceStatus status() {
     Snapshot s = devices.current();
     return new ResourceStatus(
@@ -271,11 +253,7 @@ public final class ResourcePlugin implements PluginEndpoint {
         s.unhealthyReasons());
   }
 
-  /**
-   * Whether the kubelet has this resource registered.
-   *
-   * @return registered and not closed
-   */
+  /** Whether the kubelet has this resource registered, and it is not closed. */
   public boolean isReady() {
     return registration.registered() && !registration.closed() && !strategy.replaced();
   }
@@ -325,8 +303,6 @@ public final class ResourcePlugin implements PluginEndpoint {
   /**
    * A file was created in the plugin directory: a newer instance of this resource may have taken
    * over.
-   *
-   * @param fileName the file's name
    */
   public void pluginDirFileCreated(String fileName) {
     if (fileName.endsWith(".sock")) {

@@ -86,26 +86,14 @@ public final class Snapshot {
     this.maxEncodedSize = max;
   }
 
-  /**
-   * Builds a snapshot of validated devices.
-   *
-   * @param sequence increasing number
-   * @param devices validated devices, IDs unique
-   * @param adapters every API version served
-   * @return the snapshot
-   */
+  /** A snapshot of validated devices (IDs unique), not shared. */
   public static Snapshot of(long sequence, List<Device> devices, List<ApiAdapter> adapters) {
     return new Snapshot(sequence, devices, Sharing.none(), adapters);
   }
 
   /**
-   * Builds a snapshot of validated physical devices, advertised as their replicas when shared.
-   *
-   * @param sequence increasing number
-   * @param physical validated devices, IDs unique, replica IDs within the kubelet's limit
-   * @param sharing how the devices are shared
-   * @param adapters every API version served
-   * @return the snapshot
+   * A snapshot of validated physical devices (IDs unique, replica IDs within the kubelet's limit),
+   * advertised as their replicas when shared.
    */
   public static Snapshot of(
       long sequence, List<Device> physical, Sharing sharing, List<ApiAdapter> adapters) {
@@ -115,64 +103,40 @@ public final class Snapshot {
   /**
    * The devices the backend published (validated), in publication order; the same as {@link
    * #devices()} unless shared.
-   *
-   * @return the physical devices
    */
   public List<Device> physical() {
     return physical;
   }
 
   /**
-   * The physical device an advertised device stands for.
-   *
-   * @param id an ID the kubelet sent
-   * @return the physical device (the device itself when not shared), or null when unknown
+   * The physical device an ID the kubelet sent stands for (the device itself when not shared); null
+   * when unknown.
    */
   public Device physicalOf(String id) {
     return physicalOf == null ? byId.get(id) : physicalOf.get(id);
   }
 
-  /**
-   * Increasing number of this snapshot.
-   *
-   * @return the sequence number
-   */
+  /** Increasing number of this snapshot. */
   public long sequence() {
     return sequence;
   }
 
-  /**
-   * The devices the kubelet sees (replicas when shared), in publication order.
-   *
-   * @return devices
-   */
+  /** The devices the kubelet sees (replicas when shared), in publication order. */
   public List<Device> devices() {
     return devices;
   }
 
-  /**
-   * The devices by ID.
-   *
-   * @return unmodifiable map
-   */
+  /** The devices by ID, unmodifiable. */
   public Map<String, Device> byId() {
     return byId;
   }
 
-  /**
-   * Number of healthy devices.
-   *
-   * @return count
-   */
+  /** Number of healthy devices. */
   public int healthy() {
     return healthy;
   }
 
-  /**
-   * The unhealthy devices with their reasons.
-   *
-   * @return ID to reason (empty when none given), in list order
-   */
+  /** The unhealthy devices' reasons (empty when none given) by ID, in list order. */
   public Map<String, String> unhealthyReasons() {
     if (healthy == devices.size()) {
       return Map.of();
@@ -186,41 +150,25 @@ public final class Snapshot {
     return reasons;
   }
 
-  /**
-   * The ListAndWatch message of an API version.
-   *
-   * @param adapter the version
-   * @return its message
-   */
+  /** The ListAndWatch message of an API version. */
   public Object wire(ApiAdapter adapter) {
     return wire.get(adapter.serviceName());
   }
 
-  /**
-   * The encoded size of an API version's ListAndWatch message.
-   *
-   * @param adapter the version
-   * @return bytes, without gRPC framing
-   */
+  /** The encoded size of an API version's ListAndWatch message, in bytes without gRPC framing. */
   public int encodedSize(ApiAdapter adapter) {
     Integer size = sizes.get(adapter.serviceName());
     return size == null ? 0 : size;
   }
 
-  /**
-   * The largest encoded size over every API version.
-   *
-   * @return bytes
-   */
+  /** The largest encoded size over every API version, in bytes. */
   public int maxEncodedSize() {
     return maxEncodedSize;
   }
 
   /**
-   * Whether the kubelet would see the same list (IDs, health, topology; order ignored).
-   *
-   * @param other another snapshot, may be null
-   * @return true when nothing the kubelet sees differs
+   * Whether the kubelet would see the same list (IDs, health, topology; order ignored); false for
+   * null.
    */
   public boolean sameWire(Snapshot other) {
     return other != null && wireView.equals(other.wireView);

@@ -19,28 +19,14 @@ public final class SocketWarmUp {
 
   private SocketWarmUp() {}
 
-  /**
-   * What a warm-up did.
-   *
-   * @param answered calls answered OK
-   * @param nanos how long it took
-   * @param outOfTime whether the budget ended it
-   */
+  /** What a warm-up did: calls answered OK, how long it took, whether the budget ended it. */
   public record Outcome(int answered, long nanos, boolean outOfTime) {}
 
   /**
    * Makes the calls, in turn (the kinds in rotation), until {@code calls} are answered or the
-   * budget is spent. Each call has a deadline of what is left of the budget plus the grace, so a
-   * server that stops answering ends the warm-up then.
-   *
-   * @param socket the server's socket
-   * @param kinds the calls to make
-   * @param calls how many
-   * @param budgetNanos no call starts after this
-   * @param graceNanos how long past the budget a call may take
-   * @param group the event loop group of the client's connection
-   * @return the outcome
-   * @throws StatusRuntimeException when a call fails: the warm-up ends
+   * budget is spent: no call starts after {@code budgetNanos}. Each call has a deadline of what is
+   * left of the budget plus {@code graceNanos}, so a server that stops answering ends the warm-up
+   * then; a call that fails ends it with a {@link StatusRuntimeException}.
    */
   public static Outcome run(
       Path socket,

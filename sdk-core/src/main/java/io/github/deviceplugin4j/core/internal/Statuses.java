@@ -13,10 +13,8 @@ public final class Statuses {
   private Statuses() {}
 
   /**
-   * The status for a failure.
-   *
-   * @param error any failure, possibly wrapped in a future's exception
-   * @return a status with a description naming the problem
+   * The status for any failure, possibly wrapped in a future's exception, with a description naming
+   * the problem.
    */
   public static StatusRuntimeException of(Throwable error) {
     DevicePluginException e = RequestHandler.unwrap(error);

@@ -7,9 +7,8 @@ import java.util.function.ToIntFunction;
 
 /**
  * One ListAndWatch stream. Sends the newest snapshot whenever the stream can take a message;
- * snapshots that arrive while the kubelet is slow are coalesced into the newest one.
- *
- * @param <T> the wire message type of the stream's API version
+ * snapshots that arrive while the kubelet is slow are coalesced into the newest one. {@code T} is
+ * the wire message type of the stream's API version.
  */
 public final class Subscriber<T> {
 
@@ -36,13 +35,8 @@ public final class Subscriber<T> {
   }
 
   /**
-   * Attaches a new stream to a device state; the current list is sent at once.
-   *
-   * @param call the server side of the stream
-   * @param encode the stream's wire message of a snapshot
-   * @param size the encoded size of that message, for the observers
-   * @param state the device state
-   * @param <T> the wire message type
+   * Attaches a new stream to a device state; the current list is sent at once. {@code encode} makes
+   * the stream's wire message of a snapshot, {@code size} tells its encoded size to the observers.
    */
   public static <T> void attach(
       ServerCallStreamObserver<T> call,

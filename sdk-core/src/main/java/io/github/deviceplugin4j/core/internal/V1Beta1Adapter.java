@@ -48,11 +48,7 @@ public final class V1Beta1Adapter implements ApiAdapter {
 
   private final String version;
 
-  /**
-   * The adapter.
-   *
-   * @param version the version string sent to the kubelet; {@code "v1beta1"} in production
-   */
+  /** The adapter sending {@code version} to the kubelet; {@code "v1beta1"} in production. */
   public V1Beta1Adapter(String version) {
     this.version = version;
   }

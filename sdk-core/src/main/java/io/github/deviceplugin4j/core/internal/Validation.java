@@ -30,19 +30,12 @@ public final class Validation {
   private Validation() {}
 
   /**
-   * The devices of a snapshot that may be published, and what was wrong with the others.
-   *
-   * @param accepted the devices to publish, in the backend's order
-   * @param problems one message per dropped device, naming it
+   * The devices of a snapshot that may be published, in the backend's order, and what was wrong
+   * with the others: one message per dropped device, naming it.
    */
   public record DeviceCheck(List<Device> accepted, List<String> problems) {}
 
-  /**
-   * Checks every device of a snapshot; bad devices are dropped, the first of repeated IDs kept.
-   *
-   * @param devices the backend's snapshot
-   * @return accepted devices in order, and problems naming the dropped ones
-   */
+  /** Checks every device of a snapshot; bad devices are dropped, the first of repeated IDs kept. */
   public static DeviceCheck checkDevices(List<Device> devices) {
     List<Device> accepted = new ArrayList<>(devices.size());
     List<String> problems = new ArrayList<>();
@@ -112,11 +105,8 @@ public final class Validation {
   }
 
   /**
-   * Drops the devices whose replica IDs would be longer than the kubelet allows.
-   *
-   * @param devices validated devices
-   * @param sharing how they are shared
-   * @return the devices kept, and one problem per device dropped, naming it and what to do
+   * Drops the validated devices whose replica IDs would be longer than the kubelet allows, with one
+   * problem per device dropped, naming it and what to do.
    */
   public static DeviceCheck checkReplicaIds(List<Device> devices, Sharing sharing) {
     if (!sharing.isShared()) {
@@ -147,12 +137,7 @@ public final class Validation {
     return new DeviceCheck(problems.isEmpty() ? devices : kept, problems);
   }
 
-  /**
-   * Why a device ID is not acceptable.
-   *
-   * @param id the ID
-   * @return the problem, or null when fine
-   */
+  /** Why a device ID is not acceptable; null when fine. */
   public static String deviceIdProblem(String id) {
     if (id.isEmpty()) {
       return "device ID is empty";
@@ -176,10 +161,8 @@ public final class Validation {
   }
 
   /**
-   * Everything wrong with an allocation a backend returned or attached to a device.
-   *
-   * @param allocation the allocation
-   * @return problems naming the offending values; empty when fine
+   * Everything wrong with an allocation a backend returned or attached to a device, naming the
+   * offending values; empty when fine.
    */
   public static List<String> allocationProblems(ContainerAllocation allocation) {
     // Runs for every device of every published list and for every Allocate answer: no
@@ -251,12 +234,7 @@ public final class Validation {
     return p == null ? problems : add(problems, what + " \"" + path + "\" " + p);
   }
 
-  /**
-   * Why a path is not an acceptable absolute path.
-   *
-   * @param path the path
-   * @return the problem, or null when fine
-   */
+  /** Why a path is not an acceptable absolute path; null when fine. */
   public static String pathProblem(String path) {
     if (path.isEmpty()) {
       return "is empty";
@@ -278,12 +256,7 @@ public final class Validation {
     return null;
   }
 
-  /**
-   * Why cgroup device permissions are not acceptable.
-   *
-   * @param permissions e.g. {@code "rw"}
-   * @return the problem, or null when fine
-   */
+  /** Why cgroup device permissions (e.g. {@code "rw"}) are not acceptable; null when fine. */
   public static String permissionsProblem(String permissions) {
     if (permissions.isEmpty()) {
       return "permissions are empty (expected a combination of r, w and m)";
@@ -309,9 +282,8 @@ public final class Validation {
 
   /**
    * The common case of {@link #resolve} without building anything for errors: every ID known, not
-   * repeated, and healthy when required.
-   *
-   * @return the devices in request order, or null when something is wrong (resolve then names it)
+   * repeated, and healthy when required. The devices in request order, or null when something is
+   * wrong (resolve then names it).
    */
   private static List<Device> resolveValid(
       List<String> ids, Snapshot snapshot, boolean requireHealthy) {
@@ -333,16 +305,10 @@ public final class Validation {
   }
 
   /**
-   * Resolves the device IDs of a request against a snapshot.
-   *
-   * @param what names the request part in messages, e.g. {@code "container request 0"}
-   * @param resource the resource name, for messages
-   * @param ids the IDs the kubelet sent
-   * @param snapshot the devices the kubelet was told about
-   * @param requireHealthy whether unhealthy devices make the request fail
-   * @return the devices in request order
-   * @throws InvalidRequestException for no IDs, empty, repeated or unknown IDs
-   * @throws DeviceUnavailableException for unhealthy devices when {@code requireHealthy}
+   * Resolves the device IDs the kubelet sent against a snapshot, to the devices in request order.
+   * Fails with an {@link InvalidRequestException} for no IDs, empty, repeated or unknown IDs, and
+   * with a {@link DeviceUnavailableException} for unhealthy devices when {@code requireHealthy}.
+   * {@code what} names the request part in messages, e.g. {@code "container request 0"}.
    */
   public static List<Device> resolve(
       String what, String resource, List<String> ids, Snapshot snapshot, boolean requireHealthy) {
@@ -403,9 +369,6 @@ public final class Validation {
    * #MAX_QUOTED_IDS} IDs are listed (then {@code ... and N more}), and an ID longer than {@value
    * #MAX_QUOTED_ID_CHARS} characters is cut, so that a request with 10,000 IDs or a huge ID gets a
    * readable error that fits in a gRPC status.
-   *
-   * @param ids the IDs
-   * @return the formatted list
    */
   public static String quote(Iterable<String> ids) {
     StringBuilder sb = new StringBuilder("[");

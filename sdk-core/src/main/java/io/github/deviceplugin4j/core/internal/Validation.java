@@ -14,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.StringJoiner;
 
 /** Checks of what the backend publishes and returns, and of what the kubelet asks. */
 public final class Validation {
@@ -85,12 +86,7 @@ public final class Validation {
     if (reason.length() > Device.MAX_REASON) {
       return "is " + reason.length() + " characters; shortened";
     }
-    for (int i = 0; i < reason.length(); i++) {
-      if (Character.isISOControl(reason.charAt(i))) {
-        return "contains a control character; replaced by a space";
-      }
-    }
-    return null;
+    return hasControl(reason) ? "contains a control character; replaced by a space" : null;
   }
 
   /**
@@ -150,14 +146,13 @@ public final class Validation {
           + " characters; the kubelet allows at most "
           + MAX_DEVICE_ID;
     }
-    for (int i = 0; i < id.length(); i++) {
-      if (Character.isISOControl(id.charAt(i))) {
-        return "device ID \""
-            + id.replaceAll("\\p{Cntrl}", "?")
-            + "\" contains a control character";
-      }
-    }
-    return null;
+    return hasControl(id)
+        ? "device ID \"" + id.replaceAll("\\p{Cntrl}", "?") + "\" contains a control character"
+        : null;
+  }
+
+  private static boolean hasControl(String s) {
+    return s.chars().anyMatch(Character::isISOControl);
   }
 
   /**
@@ -371,29 +366,19 @@ public final class Validation {
    * readable error that fits in a gRPC status.
    */
   public static String quote(Iterable<String> ids) {
-    StringBuilder sb = new StringBuilder("[");
+    StringJoiner quoted = new StringJoiner(", ", "[", "]");
     int n = 0;
     for (String id : ids) {
-      if (n < MAX_QUOTED_IDS) {
-        if (n > 0) {
-          sb.append(", ");
-        }
-        sb.append('"');
-        if (id.length() > MAX_QUOTED_ID_CHARS) {
-          sb.append(id, 0, MAX_QUOTED_ID_CHARS)
-              .append("...(")
-              .append(id.length())
-              .append(" chars)");
-        } else {
-          sb.append(id);
-        }
-        sb.append('"');
+      if (n++ < MAX_QUOTED_IDS) {
+        quoted.add(
+            id.length() > MAX_QUOTED_ID_CHARS
+                ? "\"" + id.substring(0, MAX_QUOTED_ID_CHARS) + "...(" + id.length() + " chars)\""
+                : "\"" + id + "\"");
       }
-      n++;
     }
     if (n > MAX_QUOTED_IDS) {
-      sb.append(", ... and ").append(n - MAX_QUOTED_IDS).append(" more");
+      quoted.add("... and " + (n - MAX_QUOTED_IDS) + " more");
     }
-    return sb.append(']').toString();
+    return quoted.toString();
   }
 }

@@ -34,6 +34,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * Serves the kubelet's Allocate, GetPreferredAllocation and PreStartContainer for one resource,
@@ -279,21 +280,11 @@ public final class RequestHandler {
      * available devices in the order the plugin advertises them, until {@code size} are chosen.
      */
     List<String> fallback() {
-      List<String> chosen = new ArrayList<>(Math.max(size, mustIds.size()));
-      chosen.addAll(mustIds);
-      if (chosen.size() >= size) {
-        return chosen;
-      }
-      Set<String> taken = new HashSet<>(mustIds);
-      for (Device d : snapshot.devices()) {
-        if (chosen.size() >= size) {
-          break;
-        }
-        if (availableIds.contains(d.id()) && taken.add(d.id())) {
-          chosen.add(d.id());
-        }
-      }
-      return chosen;
+      Stream<String> advertised = snapshot.devices().stream().map(Device::id);
+      return Stream.concat(mustIds.stream(), advertised.filter(availableIds::contains))
+          .distinct()
+          .limit(Math.max(size, mustIds.size()))
+          .toList();
     }
   }
 
@@ -721,8 +712,7 @@ public final class RequestHandler {
             + " for "
             + resource
             + ": "
-            + cause.getClass().getSimpleName()
-            + (cause.getMessage() == null ? "" : ": " + cause.getMessage()),
+            + ResourcePlugin.describe(cause),
         cause);
   }
 

@@ -137,12 +137,10 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   private static Device healthySample(PluginEndpoint plugin) {
-    for (Device d : plugin.devices().current().devices()) {
-      if (d.health() == io.github.deviceplugin4j.core.Health.HEALTHY) {
-        return d;
-      }
-    }
-    return null;
+    return plugin.devices().current().devices().stream()
+        .filter(Device::isHealthy)
+        .findFirst()
+        .orElse(null);
   }
 
   private static AllocateRequest allocateRequest(String id) {
@@ -352,14 +350,11 @@ public final class V1Beta1Adapter implements ApiAdapter {
 
     /** Device IDs a preferred-allocation request names: available ones, of every container. */
     private int preferredDevices(PreferredAllocationRequest request) {
-      if (!observers.enabled()) {
-        return 0;
-      }
-      int n = 0;
-      for (ContainerPreferredAllocationRequest r : request.getContainerRequestsList()) {
-        n += r.getAvailableDeviceIDsCount();
-      }
-      return n;
+      return observers.enabled()
+          ? request.getContainerRequestsList().stream()
+              .mapToInt(ContainerPreferredAllocationRequest::getAvailableDeviceIDsCount)
+              .sum()
+          : 0;
     }
 
     @Override

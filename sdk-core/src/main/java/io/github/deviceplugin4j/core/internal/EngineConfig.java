@@ -1,8 +1,11 @@
 package io.github.deviceplugin4j.core.internal;
 
+import io.github.deviceplugin4j.core.Capabilities;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.PluginListener;
+import io.github.deviceplugin4j.core.PluginObserver;
 import io.github.deviceplugin4j.core.RegistrationMode;
+import io.grpc.ServerInterceptor;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
@@ -61,17 +64,16 @@ public record EngineConfig(
   /**
    * What the vendor plugs into the engine besides backends and listeners.
    *
-   * @param observers see {@link io.github.deviceplugin4j.core.PluginObserver}; empty: no events are
-   *     built
+   * @param observers see {@link PluginObserver}; empty: no events are built
    * @param interceptors applied to every resource's DevicePlugin service, the first one seeing a
    *     call first
    * @param capabilities per backend, in the order of {@link EngineConfig#backends()}; shorter (or
    *     empty): the rest have none
    */
   public record Hooks(
-      List<io.github.deviceplugin4j.core.PluginObserver> observers,
-      List<io.grpc.ServerInterceptor> interceptors,
-      List<io.github.deviceplugin4j.core.Capabilities> capabilities) {
+      List<PluginObserver> observers,
+      List<ServerInterceptor> interceptors,
+      List<Capabilities> capabilities) {
 
     /** Nothing plugged in. */
     public static final Hooks NONE = new Hooks(List.of(), List.of(), List.of());
@@ -85,12 +87,10 @@ public record EngineConfig(
 
     /**
      * The capabilities given with the backend at {@code index} of {@link EngineConfig#backends()};
-     * {@link io.github.deviceplugin4j.core.Capabilities#none()} if none.
+     * {@link Capabilities#none()} if none.
      */
-    public io.github.deviceplugin4j.core.Capabilities capabilities(int index) {
-      return index < capabilities.size()
-          ? capabilities.get(index)
-          : io.github.deviceplugin4j.core.Capabilities.none();
+    public Capabilities capabilities(int index) {
+      return index < capabilities.size() ? capabilities.get(index) : Capabilities.none();
     }
   }
 

@@ -452,8 +452,7 @@ public final class HostEngine implements AutoCloseable {
         return;
       }
       for (ResourcePlugin p : plugins.values()) {
-        if (p.socket().getParent().equals(dir)
-            && p.socket().getFileName().toString().equals(name)) {
+        if (p.socket().equals(dir.resolve(name))) {
           p.ownSocketDeleted();
         }
       }
@@ -536,13 +535,11 @@ public final class HostEngine implements AutoCloseable {
     if (closed) {
       return ProbeResult.of(List.of("the plugin host is closed"));
     }
-    List<String> problems = new ArrayList<>();
-    for (ResourcePlugin p : plugins.values()) {
-      if (!p.isReady()) {
-        problems.add(p.resourceName() + " is not registered with the kubelet");
-      }
-    }
-    return ProbeResult.of(problems);
+    return ProbeResult.of(
+        plugins.values().stream()
+            .filter(p -> !p.isReady())
+            .map(p -> p.resourceName() + " is not registered with the kubelet")
+            .toList());
   }
 
   /** Number of open ListAndWatch streams of a resource; 0 for an unknown one. */

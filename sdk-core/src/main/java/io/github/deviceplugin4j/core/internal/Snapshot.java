@@ -157,8 +157,7 @@ public final class Snapshot {
 
   /** The encoded size of an API version's ListAndWatch message, in bytes without gRPC framing. */
   public int encodedSize(ApiAdapter adapter) {
-    Integer size = sizes.get(adapter.serviceName());
-    return size == null ? 0 : size;
+    return sizes.getOrDefault(adapter.serviceName(), 0);
   }
 
   /** The largest encoded size over every API version, in bytes. */

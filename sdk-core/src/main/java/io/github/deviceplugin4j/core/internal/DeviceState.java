@@ -163,9 +163,7 @@ public final class DeviceState {
   /** Ends every stream normally and stops processing snapshots. */
   public void close() {
     closed = true;
-    for (Subscriber<?> s : subscribers) {
-      s.complete();
-    }
+    subscribers.forEach(Subscriber::complete);
     subscribers.clear();
   }
 
@@ -203,12 +201,10 @@ public final class DeviceState {
               + d.health().wireValue()
               + (d.unhealthyReason().isEmpty() ? "" : " (" + d.unhealthyReason() + ")"));
     }
-    int shown = Math.min(lines.size(), MAX_HEALTH_LINES);
-    for (int i = 0; i < shown; i++) {
-      LOG.info("{}: {}", resource, lines.get(i));
-    }
-    if (lines.size() > shown) {
-      LOG.info("{}: ... and {} more device health changes", resource, lines.size() - shown);
+    lines.stream().limit(MAX_HEALTH_LINES).forEach(line -> LOG.info("{}: {}", resource, line));
+    if (lines.size() > MAX_HEALTH_LINES) {
+      LOG.info(
+          "{}: ... and {} more device health changes", resource, lines.size() - MAX_HEALTH_LINES);
     }
   }
 
@@ -247,9 +243,7 @@ public final class DeviceState {
     }
     logHealthChanges(resource, previous, next);
     lastChangeNanos = System.nanoTime();
-    for (Subscriber<?> s : subscribers) {
-      s.offer(next);
-    }
+    subscribers.forEach(s -> s.offer(next));
     events.changed(next);
   }
 }

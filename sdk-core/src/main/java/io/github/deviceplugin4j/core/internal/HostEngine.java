@@ -237,9 +237,7 @@ public final class HostEngine implements AutoCloseable {
           socketCalls,
           TimeUnit.MILLISECONDS.toNanos(Math.max(0, budget)));
     }
-    for (ResourcePlugin plugin : plugins.values()) {
-      plugin.serve();
-    }
+    plugins.values().forEach(ResourcePlugin::serve);
     watcher.start();
     // Each resource's check at its own offset within the period: with many resources, checks
     // submitted all at once would make the cached worker pool start a thread for each (100

@@ -422,14 +422,12 @@ public final class RequestHandler {
     }
     if (problem != null) {
       repairs.add(problem);
-      return new PreferredPlan(null, mustIds, availableIds, q.size(), snapshot);
     }
-    return new PreferredPlan(
-        new PreferredAllocationRequest(resource, available, must, q.size()),
-        mustIds,
-        availableIds,
-        q.size(),
-        snapshot);
+    PreferredAllocationRequest request =
+        problem == null
+            ? new PreferredAllocationRequest(resource, available, must, q.size())
+            : null;
+    return new PreferredPlan(request, mustIds, availableIds, q.size(), snapshot);
   }
 
   /**
@@ -446,11 +444,10 @@ public final class RequestHandler {
    */
   private static List<String> preferredProblems(
       PreferredAllocationRequest request, List<String> answer, Set<String> available) {
-    List<String> problems = new ArrayList<>();
     if (answer == null) {
-      problems.add("the answer is null");
-      return problems;
+      return List.of("the answer is null");
     }
+    List<String> problems = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     Set<String> repeated = new LinkedHashSet<>();
     Set<String> outside = new LinkedHashSet<>();

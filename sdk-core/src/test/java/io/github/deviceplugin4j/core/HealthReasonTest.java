@@ -104,6 +104,28 @@ class HealthReasonTest {
   }
 
   @Test
+  void reasonWithALatin1ControlCharacter_hasItReplacedAsReported() {
+    TestBackend backend = new TestBackend(RESOURCE, gpus());
+    try (FakeKubelet kubelet = FakeKubelet.start(dir);
+        DevicePluginHost host = host(backend)) {
+      kubelet.awaitDevices(RESOURCE, d -> d.size() == 3, WAIT);
+
+      // U+0085 (NEXT LINE) is a control character that \p{Cntrl} (ASCII only) does not match
+      backend.publish(
+          gpus(Device.healthy("gpu0").withHealth(Health.UNHEALTHY, "fan\u0085stopped\u009b")));
+
+      await()
+          .atMost(WAIT)
+          .until(() -> host.status(RESOURCE).unhealthyReasons(), r -> r.containsKey("gpu0"));
+      assertThat(host.status(RESOURCE).unhealthyReasons()).containsEntry("gpu0", "fan stopped ");
+      assertThat(host.status(RESOURCE).lastError())
+          .get()
+          .asString()
+          .contains("contains a control character; replaced by a space");
+    }
+  }
+
+  @Test
   void reasonBelongsToUnhealthyDevicesOnly_andTheFourArgumentConstructorStillWorks() {
     Device plain = new Device("a", Health.UNHEALTHY, List.of(0), ContainerAllocation.empty());
     assertThat(plain.unhealthyReason()).isEmpty();

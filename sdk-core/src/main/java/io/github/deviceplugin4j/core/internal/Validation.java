@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.regex.Pattern;
 
 /** Checks of what the backend publishes and returns, and of what the kubelet asks. */
 public final class Validation {
@@ -94,7 +95,7 @@ public final class Validation {
    * Device#MAX_REASON} characters (ending with "...").
    */
   static String cleanReason(String reason) {
-    String clean = reason.replaceAll("\\p{Cntrl}", " ");
+    String clean = CONTROL.matcher(reason).replaceAll(" ");
     return clean.length() <= Device.MAX_REASON
         ? clean
         : clean.substring(0, Device.MAX_REASON - 3) + "...";
@@ -147,9 +148,12 @@ public final class Validation {
           + MAX_DEVICE_ID;
     }
     return hasControl(id)
-        ? "device ID \"" + id.replaceAll("\\p{Cntrl}", "?") + "\" contains a control character"
+        ? "device ID \"" + CONTROL.matcher(id).replaceAll("?") + "\" contains a control character"
         : null;
   }
+
+  /** What {@link Character#isISOControl} finds: ASCII's controls and Latin-1's (U+0080-U+009F). */
+  private static final Pattern CONTROL = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F]");
 
   private static boolean hasControl(String s) {
     return s.chars().anyMatch(Character::isISOControl);

@@ -29,8 +29,8 @@ import java.util.Map;
  *       {@code -XX:CompileThresholdScaling=2} (a method compiled after about 400 calls, not 200)
  *       the images held 0.4-0.6 MiB less idle and re-registered 0.5-0.7 ms later; they took it
  *       while idle sat at the 64 MiB mark, and dropped it once the Register call no longer used
- *       gRPC's client and the archive shrank (61.4-61.9 MiB idle; docs/performance.md, "The
- *       Register call without gRPC's client").
+ *       gRPC's client and the archive shrank (61.4-61.9 MiB idle; in the history of
+ *       docs/performance.md, git log).
  *   <li>{@code -XX:ReservedCodeCacheSize=16m}: the FPGA example's compiled code is 6-7 MiB after
  *       100,000 Allocates (NMT "Code"); 16 MiB bounds it (the default reserves 240 MiB).
  *   <li>{@code -XX:MaxMetaspaceSize=64m}: the FPGA example uses 11-13 MiB of metaspace (NMT); a
@@ -60,7 +60,7 @@ import java.util.Map;
  *       and calls 100 ms apart from 1.44-1.57× to 1.01-1.21×, for 1.3 MiB more idle. The same
  *       scaling for every method ({@code -XX:CompileThresholdScaling=0.2}) did as well for the
  *       far-apart calls, held 3.1 MiB more, and its first {@code Allocate} swung between 1.06× and
- *       2.56× (docs/performance.md, "The request path compiled before serving").
+ *       2.56× (in the history of docs/performance.md, git log).
  * </ul>
  *
  * <p>An application class-data-sharing archive ({@link #withAppCds}) is the one lever left for

@@ -352,10 +352,11 @@ public final class HostEngine implements AutoCloseable {
    * Socket warm-up calls by default: {@code Allocate} when it is declarative, otherwise {@code
    * GetDevicePluginOptions}, one after another on one connection. C1 compiles a method after about
    * 200 calls, and after 2-3 times as many while its queue is long, as it is at start; 600 calls
-   * compile most of the per-call path. With the image's flags, through the Go fake-kubelet
-   * (docs/performance.md, 2026-11-25), the first Allocate after registration took 0.8-1.4 ms at p50
-   * instead of 2.0-2.1 ms, one after 60 s idle 1.0-1.1 ms instead of 1.4-1.5 ms (the Go stub:
-   * 0.4-0.7 ms); the plugin registered 70-100 ms later and held about 1.3 MiB more. 0 turns it off.
+   * compile most of the per-call path. With the image's flags, through the Go fake-kubelet (in the
+   * history of docs/performance.md, 2026-11-25), the first Allocate after registration took 0.8-1.4
+   * ms at p50 instead of 2.0-2.1 ms, one after 60 s idle 1.0-1.1 ms instead of 1.4-1.5 ms (the Go
+   * stub: 0.4-0.7 ms); the plugin registered 70-100 ms later and held about 1.3 MiB more. 0 turns
+   * it off.
    */
   static final int DEFAULT_WARM_UP_SOCKET_CALLS = 600;
 

@@ -12,6 +12,15 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class ValidationTest {
 
+  @Test
+  void deviceIdProblem_namesAsciiAndLatin1ControlCharactersAsQuestionMarks() {
+    assertThat(Validation.deviceIdProblem("fpga\t0"))
+        .isEqualTo("device ID \"fpga?0\" contains a control character");
+    assertThat(Validation.deviceIdProblem("fpga\u00850"))
+        .isEqualTo("device ID \"fpga?0\" contains a control character");
+    assertThat(Validation.deviceIdProblem("fpga-\u00a00")).isNull();
+  }
+
   static Stream<Arguments> badAllocations() {
     return Stream.of(
         Arguments.of(

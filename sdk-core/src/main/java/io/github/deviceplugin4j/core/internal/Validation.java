@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
-import java.util.regex.Pattern;
 
 /** Checks of what the backend publishes and returns, and of what the kubelet asks. */
 public final class Validation {
@@ -95,7 +94,7 @@ public final class Validation {
    * Device#MAX_REASON} characters (ending with "...").
    */
   static String cleanReason(String reason) {
-    String clean = CONTROL.matcher(reason).replaceAll(" ");
+    String clean = replaceControls(reason, ' ');
     return clean.length() <= Device.MAX_REASON
         ? clean
         : clean.substring(0, Device.MAX_REASON - 3) + "...";
@@ -148,15 +147,30 @@ public final class Validation {
           + MAX_DEVICE_ID;
     }
     return hasControl(id)
-        ? "device ID \"" + CONTROL.matcher(id).replaceAll("?") + "\" contains a control character"
+        ? "device ID \"" + replaceControls(id, '?') + "\" contains a control character"
         : null;
   }
 
-  /** What {@link Character#isISOControl} finds: ASCII's controls and Latin-1's (U+0080-U+009F). */
-  private static final Pattern CONTROL = Pattern.compile("[\\x00-\\x1F\\x7F-\\x9F]");
-
+  // Control characters are Character.isISOControl's (ASCII's and Latin-1's, U+0080-U+009F) for the
+  // check and the replacement alike. A loop, not a stream or a regex: PreStartContainer checks
+  // every device ID it is given.
   private static boolean hasControl(String s) {
-    return s.chars().anyMatch(Character::isISOControl);
+    for (int i = 0; i < s.length(); i++) {
+      if (Character.isISOControl(s.charAt(i))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String replaceControls(String s, char with) {
+    char[] chars = s.toCharArray();
+    for (int i = 0; i < chars.length; i++) {
+      if (Character.isISOControl(chars[i])) {
+        chars[i] = with;
+      }
+    }
+    return new String(chars);
   }
 
   /**

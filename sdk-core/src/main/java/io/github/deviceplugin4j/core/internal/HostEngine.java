@@ -571,8 +571,10 @@ public final class HostEngine implements AutoCloseable {
         LOG.warn("Error closing {}", p.resourceName(), e);
       }
     }
+    // The workers end before the event loops do: a worker still finishing a call (a Register
+    // attempt, an answer to the kubelet) writes through the loops, and a write or a listener added
+    // once a loop has terminated makes Netty log an ERROR with a stack trace on an ordinary stop.
     workers.shutdown();
-    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     try {
       if (!workers.awaitTermination(2, TimeUnit.SECONDS)) {
         workers.shutdownNow();
@@ -583,6 +585,7 @@ public final class HostEngine implements AutoCloseable {
       workers.shutdownNow();
       Thread.currentThread().interrupt();
     }
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     if (!plugins.isEmpty()) {
       LOG.info("Stopped serving {}", plugins.keySet());
     }

@@ -99,7 +99,32 @@ public final class TransportLogs {
         record.getMessage(),
         text(record),
         record.getThrown(),
-        record.getLevel().intValue() >= Level.WARNING.intValue());
+        record.getLevel().intValue() >= Level.WARNING.intValue()
+            && !peerClosed(record.getThrown()));
+    return false;
+  }
+
+  /**
+   * Whether the cause is only the peer closing a stream or the connection: the kubelet does that on
+   * every restart and a plugin's old instance sees it at every handover, so it is an event worth an
+   * INFO line, not a WARN. grpc-java logs "Stream Error" at WARNING with Netty's {@code
+   * StreamException} "Stream closed before write could take place" when an answer meets a stream
+   * the peer has just reset; a closed channel, a reset connection or a broken pipe are the same
+   * story on the connection.
+   */
+  static boolean peerClosed(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      String message = t.getMessage() == null ? "" : t.getMessage();
+      if (t instanceof java.nio.channels.ClosedChannelException
+          || message.contains("Stream closed before write could take place")
+          || message.contains("Connection reset by peer")
+          || message.contains("Broken pipe")) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
     return false;
   }
 

@@ -22,7 +22,10 @@ import org.junit.jupiter.api.io.TempDir;
 class AccelBackendTest {
 
   static final String RESOURCE = "example.com/accel";
-  static final Duration WAIT = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  static final Duration WAIT = Duration.ofSeconds(60);
 
   // tag::setup[]
   @RegisterExtension FakeKubeletExtension extension = FakeKubeletExtension.create();

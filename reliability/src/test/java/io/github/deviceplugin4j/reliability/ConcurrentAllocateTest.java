@@ -85,7 +85,7 @@ class ConcurrentAllocateTest {
                 .listener(listener)
                 .start();
         RawClient client = RawClient.connect(host.status(RESOURCE).socket(), 2)) {
-      kubelet.awaitDevices(RESOURCE, l -> l.size() == DEVICES, Duration.ofSeconds(10));
+      kubelet.awaitDevices(RESOURCE, l -> l.size() == DEVICES, Duration.ofSeconds(60));
       AtomicBoolean stop = new AtomicBoolean();
       Thread flapper =
           new Thread(

@@ -88,7 +88,7 @@ class KubeletAbsentTest {
         assertThat(late.threads())
             .as("threads while waiting")
             .isLessThanOrEqualTo(early.threads() + 8);
-        kubelet.awaitDevices(RESOURCE, l -> l.size() == 2, Duration.ofSeconds(5));
+        kubelet.awaitDevices(RESOURCE, l -> l.size() == 2, Duration.ofSeconds(60));
       }
     }
   }

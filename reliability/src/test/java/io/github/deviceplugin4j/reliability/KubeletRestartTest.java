@@ -30,7 +30,10 @@ class KubeletRestartTest {
 
   static final String RESOURCE = "example.com/restart";
   static final int WARM_UP = 5;
-  static final Duration STEP = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  static final Duration STEP = Duration.ofSeconds(60);
 
   /**
    * Heap growth allowed: 1 MiB, plus 4 KiB per restart (or other kubelet event) for what the fake

@@ -93,9 +93,9 @@ class SecurityTest {
                 .backend(ScriptedBackend.healthy(RESOURCE + "2", 1))
                 .start()) {
           assertThat(host.status()).hasSize(2);
-          kubelet.awaitRegistration(RESOURCE + "2", Duration.ofSeconds(10));
+          kubelet.awaitRegistration(RESOURCE + "2", Duration.ofSeconds(60));
           Mark served = kubelet.restart(); // legacy: sockets deleted, served again
-          kubelet.awaitRegistration(RESOURCE, served, Duration.ofSeconds(10));
+          kubelet.awaitRegistration(RESOURCE, served, Duration.ofSeconds(60));
         }
       }
       scanner.stop();

@@ -74,7 +74,7 @@ class HostStartupTest {
     assertThat(status.totalDevices()).isEqualTo(1);
     assertThat(host.isReady()).isFalse();
     await()
-        .atMost(Duration.ofSeconds(5))
+        .atMost(Duration.ofSeconds(60))
         .until(() -> host.status(RESOURCE).lastError().orElse(""), e -> e.contains("kubelet.sock"));
     assertThat(host.status(RESOURCE).lastError().orElseThrow())
         .contains("waiting for the kubelet")
@@ -371,7 +371,7 @@ class HostStartupTest {
             },
             "test-main");
     main.start();
-    await().atMost(Duration.ofSeconds(10)).until(() -> SocketFiles.isLive(socket));
+    await().atMost(Duration.ofSeconds(60)).until(() -> SocketFiles.isLive(socket));
     assertThat(main.isAlive()).isTrue();
     main.interrupt();
     main.join(10_000);

@@ -25,7 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
 /** Interceptors added on the builder see, and may refuse, the kubelet's calls. */
 class InterceptorTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
   private static final String RESOURCE = "example.com/gpu";
   private static final Metadata.Key<String> TENANT =
       Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER);

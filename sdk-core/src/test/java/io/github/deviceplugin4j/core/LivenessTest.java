@@ -20,8 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
 /** Liveness names what is stuck and recovers; readiness names what is not registered. */
 class LivenessTest {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
-  private static final Duration GENEROUS = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration GENEROUS = Duration.ofSeconds(60);
   private static final Duration SHORT = Duration.ofMillis(300);
   private static final String RESOURCE = "example.com/gpu";
 

@@ -8,7 +8,10 @@ import java.util.function.Predicate;
 /** Keeps every observer event, in order, and waits for the ones a test expects. */
 final class RecordingObserver implements PluginObserver {
 
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
 
   final List<Object> events = new CopyOnWriteArrayList<>();
 

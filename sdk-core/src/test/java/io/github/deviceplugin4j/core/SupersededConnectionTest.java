@@ -25,7 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
 class SupersededConnectionTest {
 
   private static final String RESOURCE = "example.com/dev";
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
 
   /** Longer than the superseded server's forced close used to wait (10 s) would be too slow. */
   private static final Duration STAYS_OPEN = Duration.ofSeconds(2);

@@ -29,7 +29,7 @@ final class TestSupport {
   /** Waits until no thread the core started is alive. */
   static void awaitNoCoreThreads() {
     await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(60))
         .untilAsserted(() -> org.assertj.core.api.Assertions.assertThat(coreThreads()).isEmpty());
   }
 
@@ -45,7 +45,7 @@ final class TestSupport {
   /** Waits until no thread is alive that was not alive at the baseline (gRPC's included). */
   static void awaitOnlyThreads(java.util.Set<String> baseline) {
     await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(60))
         .untilAsserted(
             () -> org.assertj.core.api.Assertions.assertThat(liveThreads()).isSubsetOf(baseline));
   }

@@ -356,7 +356,7 @@ class WarmUpTest {
                 .getDevicePluginOptions(
                     io.github.deviceplugin4j.api.v1beta1.Empty.getDefaultInstance()));
     org.awaitility.Awaitility.await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(60))
         .untilAsserted(() -> assertThat(observed).containsExactly("GET_DEVICE_PLUGIN_OPTIONS"));
   }
 }

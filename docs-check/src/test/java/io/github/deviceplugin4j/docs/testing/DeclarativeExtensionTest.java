@@ -32,7 +32,7 @@ class DeclarativeExtensionTest {
             .registryDir(kubelet.registryDir().orElseThrow())
             .backend(new AccelBackend(root))
             .start()) {
-      kubelet.awaitDevices("example.com/accel", list -> list.size() == 1, Duration.ofSeconds(5));
+      kubelet.awaitDevices("example.com/accel", list -> list.size() == 1, Duration.ofSeconds(60));
       assertThat(kubelet).hasRegistered("example.com/accel").hasNoFailures();
       assertThat(host.registrationMode()).isEqualTo(RegistrationMode.PLUGIN_WATCHER);
     }

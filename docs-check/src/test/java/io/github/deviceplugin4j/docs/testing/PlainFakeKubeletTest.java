@@ -32,8 +32,8 @@ class PlainFakeKubeletTest {
                 .registrationMode(RegistrationMode.LEGACY)
                 .backend(new AccelBackend(root))
                 .start()) {
-      kubelet.awaitRegistration("example.com/accel", Duration.ofSeconds(5));
-      kubelet.awaitDevices("example.com/accel", list -> list.size() == 1, Duration.ofSeconds(5));
+      kubelet.awaitRegistration("example.com/accel", Duration.ofSeconds(60));
+      kubelet.awaitDevices("example.com/accel", list -> list.size() == 1, Duration.ofSeconds(60));
 
       Allocation allocation = kubelet.allocate("example.com/accel", 1);
 

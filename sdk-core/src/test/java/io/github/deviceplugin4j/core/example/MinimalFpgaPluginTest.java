@@ -30,7 +30,7 @@ class MinimalFpgaPluginTest {
                 .registryDir(dir.resolve("none"))
                 .backend(new MinimalFpgaPlugin())
                 .start()) {
-      kubelet.awaitDevices("vendor.example.com/fpga", d -> d.size() == 2, Duration.ofSeconds(10));
+      kubelet.awaitDevices("vendor.example.com/fpga", d -> d.size() == 2, Duration.ofSeconds(60));
       Allocation a = kubelet.allocate("vendor.example.com/fpga", "port1");
       assertThat(a.devices())
           .extracting(DeviceSpec::hostPath, DeviceSpec::containerPath, DeviceSpec::permissions)

@@ -6,7 +6,7 @@ import io.github.deviceplugin4j.core.ConfigurationException;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
-import io.github.deviceplugin4j.core.internal.SocketFiles;
+import io.github.deviceplugin4j.core.internal.transport.SocketFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.RegistrationMode;
-import io.github.deviceplugin4j.core.internal.DirectoryWatcher;
+import io.github.deviceplugin4j.core.internal.registration.DirectoryWatcher;
 import io.github.deviceplugin4j.reliability.ProcessProbe.Usage;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.KubeletEvent;

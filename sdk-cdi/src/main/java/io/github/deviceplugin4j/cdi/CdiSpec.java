@@ -7,7 +7,7 @@ import io.github.deviceplugin4j.core.ContainerAllocation;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.core.Mount;
-import io.github.deviceplugin4j.core.internal.Validation;
+import io.github.deviceplugin4j.core.internal.state.Validation;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

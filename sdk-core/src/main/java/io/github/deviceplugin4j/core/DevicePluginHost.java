@@ -1,14 +1,14 @@
 package io.github.deviceplugin4j.core;
 
-import io.github.deviceplugin4j.core.internal.ApiAdapter;
-import io.github.deviceplugin4j.core.internal.ApiVersions;
-import io.github.deviceplugin4j.core.internal.DeviceState;
-import io.github.deviceplugin4j.core.internal.EngineConfig;
-import io.github.deviceplugin4j.core.internal.HostEngine;
-import io.github.deviceplugin4j.core.internal.HttpEndpoint;
-import io.github.deviceplugin4j.core.internal.RenamedBackend;
-import io.github.deviceplugin4j.core.internal.RequestDeadlines;
-import io.github.deviceplugin4j.core.internal.StopSignals;
+import io.github.deviceplugin4j.core.internal.config.EngineConfig;
+import io.github.deviceplugin4j.core.internal.engine.HostEngine;
+import io.github.deviceplugin4j.core.internal.engine.HttpEndpoint;
+import io.github.deviceplugin4j.core.internal.engine.RenamedBackend;
+import io.github.deviceplugin4j.core.internal.engine.StopSignals;
+import io.github.deviceplugin4j.core.internal.requests.ApiAdapter;
+import io.github.deviceplugin4j.core.internal.requests.ApiVersions;
+import io.github.deviceplugin4j.core.internal.requests.RequestDeadlines;
+import io.github.deviceplugin4j.core.internal.state.DeviceState;
 import io.grpc.ServerInterceptor;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.deviceplugin4j.core.internal.RequestHandler;
+import io.github.deviceplugin4j.core.internal.requests.RequestHandler;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -2,12 +2,12 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.Observers;
-import io.github.deviceplugin4j.core.internal.RequestDeadlines;
-import io.github.deviceplugin4j.core.internal.RequestHandler;
-import io.github.deviceplugin4j.core.internal.Snapshot;
-import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
+import io.github.deviceplugin4j.core.internal.requests.RequestDeadlines;
+import io.github.deviceplugin4j.core.internal.requests.RequestHandler;
+import io.github.deviceplugin4j.core.internal.requests.V1Beta1Adapter;
+import io.github.deviceplugin4j.core.internal.state.DeviceState;
+import io.github.deviceplugin4j.core.internal.state.Snapshot;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

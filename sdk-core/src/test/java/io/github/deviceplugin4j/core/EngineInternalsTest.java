@@ -2,8 +2,8 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.deviceplugin4j.core.internal.Backoff;
 import io.github.deviceplugin4j.core.internal.RateLimitedLog;
+import io.github.deviceplugin4j.core.internal.registration.Backoff;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.github.deviceplugin4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
+import io.github.deviceplugin4j.core.internal.requests.V1Beta1Adapter;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.Mark;
 import io.github.deviceplugin4j.testkit.RegisterAttempt;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.api.v1beta1.RegisterRequest;
 import io.github.deviceplugin4j.api.v1beta1.RegistrationGrpc;
-import io.github.deviceplugin4j.core.internal.SocketFiles;
+import io.github.deviceplugin4j.core.internal.transport.SocketFiles;
 import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import io.github.deviceplugin4j.testkit.Mark;

@@ -3,8 +3,8 @@ package io.github.deviceplugin4j.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.deviceplugin4j.core.internal.RequestHandler;
-import io.github.deviceplugin4j.core.internal.Validation;
+import io.github.deviceplugin4j.core.internal.requests.RequestHandler;
+import io.github.deviceplugin4j.core.internal.state.Validation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

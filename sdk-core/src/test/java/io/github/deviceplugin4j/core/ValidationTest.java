@@ -2,7 +2,7 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.deviceplugin4j.core.internal.Validation;
+import io.github.deviceplugin4j.core.internal.state.Validation;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;

@@ -2,16 +2,16 @@ package io.github.deviceplugin4j.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.deviceplugin4j.core.internal.ApiAdapter;
-import io.github.deviceplugin4j.core.internal.DeviceState;
 import io.github.deviceplugin4j.core.internal.Observers;
-import io.github.deviceplugin4j.core.internal.PluginEndpoint;
-import io.github.deviceplugin4j.core.internal.RequestDeadlines;
-import io.github.deviceplugin4j.core.internal.RequestHandler;
-import io.github.deviceplugin4j.core.internal.Snapshot;
-import io.github.deviceplugin4j.core.internal.SocketWarmUp;
-import io.github.deviceplugin4j.core.internal.UdsServer;
-import io.github.deviceplugin4j.core.internal.V1Beta1Adapter;
+import io.github.deviceplugin4j.core.internal.requests.ApiAdapter;
+import io.github.deviceplugin4j.core.internal.requests.PluginEndpoint;
+import io.github.deviceplugin4j.core.internal.requests.RequestDeadlines;
+import io.github.deviceplugin4j.core.internal.requests.RequestHandler;
+import io.github.deviceplugin4j.core.internal.requests.SocketWarmUp;
+import io.github.deviceplugin4j.core.internal.requests.V1Beta1Adapter;
+import io.github.deviceplugin4j.core.internal.state.DeviceState;
+import io.github.deviceplugin4j.core.internal.state.Snapshot;
+import io.github.deviceplugin4j.core.internal.transport.UdsServer;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;

@@ -64,6 +64,6 @@ public record Allocation(
    * @return one readable line per problem; empty when the response is well-formed
    */
   public List<String> problems() {
-    return ResponseChecks.allocationProblems(this);
+    return ResponseChecks.allocationProblems(envs, mounts, devices, cdiDevices);
   }
 }

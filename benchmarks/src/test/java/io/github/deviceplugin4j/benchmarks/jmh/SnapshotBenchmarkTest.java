@@ -3,10 +3,10 @@ package io.github.deviceplugin4j.benchmarks.jmh;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
-import io.github.deviceplugin4j.core.internal.ApiVersions;
-import io.github.deviceplugin4j.core.internal.DeviceState;
-import io.github.deviceplugin4j.core.internal.Snapshot;
-import io.github.deviceplugin4j.core.internal.Validation;
+import io.github.deviceplugin4j.core.internal.requests.ApiVersions;
+import io.github.deviceplugin4j.core.internal.state.DeviceState;
+import io.github.deviceplugin4j.core.internal.state.Snapshot;
+import io.github.deviceplugin4j.core.internal.state.Validation;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;

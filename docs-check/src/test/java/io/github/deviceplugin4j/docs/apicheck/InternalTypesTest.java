@@ -33,7 +33,7 @@ class InternalTypesTest {
         .as("the published modules are on the class path, or this test checks nothing")
         .contains(
             "io.github.deviceplugin4j.core.DevicePluginHost",
-            "io.github.deviceplugin4j.core.internal.HostEngine",
+            "io.github.deviceplugin4j.core.internal.engine.HostEngine",
             "io.github.deviceplugin4j.cdi.CdiSpec",
             "io.github.deviceplugin4j.testkit.FakeKubelet",
             "io.github.deviceplugin4j.dra.DraPluginHost",

@@ -20,23 +20,23 @@ public final class Listeners {
     this.listeners = List.copyOf(listeners);
   }
 
-  void registered(String resource, RegistrationMode mode, boolean again) {
+  public void registered(String resource, RegistrationMode mode, boolean again) {
     each(l -> l.onRegistered(resource, mode, again));
   }
 
-  void kubeletLost(String resource) {
+  public void kubeletLost(String resource) {
     each(l -> l.onKubeletLost(resource));
   }
 
-  void devicesChanged(String resource, int total, int healthy) {
+  public void devicesChanged(String resource, int total, int healthy) {
     each(l -> l.onDevicesChanged(resource, total, healthy));
   }
 
-  void error(String resource, DevicePluginException error) {
+  public void error(String resource, DevicePluginException error) {
     each(l -> l.onError(resource, error));
   }
 
-  void stopped() {
+  public void stopped() {
     each(PluginListener::onStopped);
   }
 

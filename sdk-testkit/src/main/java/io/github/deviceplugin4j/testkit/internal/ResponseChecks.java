@@ -1,6 +1,5 @@
 package io.github.deviceplugin4j.testkit.internal;
 
-import io.github.deviceplugin4j.testkit.Allocation;
 import io.github.deviceplugin4j.testkit.DeviceSpec;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.MountSpec;
@@ -24,14 +23,23 @@ public final class ResponseChecks {
   private ResponseChecks() {}
 
   /**
-   * Problems in an allocation response.
+   * Problems in the parts of an allocation response that a container runtime uses. It takes the
+   * parts, not the testkit's {@code Allocation}, so that the record may call it and nothing here
+   * depends back on the record.
    *
-   * @param a the allocation
+   * @param envs the environment variables
+   * @param mounts the mounts
+   * @param devices the device nodes
+   * @param cdiDevices the CDI device names
    * @return one line per problem
    */
-  public static List<String> allocationProblems(Allocation a) {
+  public static List<String> allocationProblems(
+      Map<String, String> envs,
+      List<MountSpec> mounts,
+      List<DeviceSpec> devices,
+      List<String> cdiDevices) {
     List<String> problems = new ArrayList<>();
-    for (Map.Entry<String, String> e : a.envs().entrySet()) {
+    for (Map.Entry<String, String> e : envs.entrySet()) {
       if (!ENV_NAME.matcher(e.getKey()).matches()) {
         problems.add(
             "env name "
@@ -39,11 +47,11 @@ public final class ResponseChecks {
                 + " is not a valid variable name ([-._a-zA-Z][-._a-zA-Z0-9]*)");
       }
     }
-    for (MountSpec m : a.mounts()) {
+    for (MountSpec m : mounts) {
       checkAbsolute(problems, "mount container_path", m.containerPath());
       checkAbsolute(problems, "mount host_path", m.hostPath());
     }
-    for (DeviceSpec d : a.devices()) {
+    for (DeviceSpec d : devices) {
       checkAbsolute(problems, "device container_path", d.containerPath());
       checkAbsolute(problems, "device host_path", d.hostPath());
       if (!validPermissions(d.permissions())) {
@@ -55,7 +63,7 @@ public final class ResponseChecks {
                 + "; expected a non-empty combination of r, w, m");
       }
     }
-    for (String cdi : a.cdiDevices()) {
+    for (String cdi : cdiDevices) {
       if (!isCdiName(cdi)) {
         problems.add(
             "CDI device "

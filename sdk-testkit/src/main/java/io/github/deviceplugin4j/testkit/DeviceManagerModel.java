@@ -513,10 +513,6 @@ final class DeviceManagerModel {
     }
     rs.devices = Collections.unmodifiableList(unhealthy);
     current.stopped = true;
-    cancelRemoval(rs);
-    if (!closed) {
-      rs.removal = timers.schedule(() -> removeAfterGrace(rs, current), gracePeriod);
-    }
     journal.record(
         Kind.DISCONNECT,
         rs.name,
@@ -533,6 +529,12 @@ final class DeviceManagerModel {
             + " unless the plugin registers again",
         Facts.of().endpoint(client.socket).devices(unhealthy.size()).allocatable(0));
     sampleHealthLocked(rs, reason);
+    // After the event: the grace period runs from the disconnection the journal shows, so the
+    // removal is never recorded less than the grace period after it.
+    cancelRemoval(rs);
+    if (!closed) {
+      rs.removal = timers.schedule(() -> removeAfterGrace(rs, current), gracePeriod);
+    }
   }
 
   private static void cancelRemoval(ResourceState rs) {

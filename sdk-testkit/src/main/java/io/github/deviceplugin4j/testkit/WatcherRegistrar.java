@@ -16,11 +16,15 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -49,8 +53,21 @@ final class WatcherRegistrar {
   private final Set<Path> removedWhileInFlight = new HashSet<>();
   // The registered sockets (in watcherPlugins) that belong to DRA drivers.
   private final Set<Path> draSockets = new HashSet<>();
+  // Consecutive failed registrations of a socket, for the retry backoff.
+  private final Map<Path, Integer> failures = new HashMap<>();
   // Incremented by a kubelet restart: a registration begun by the old kubelet must not finish.
   private long incarnation;
+
+  /** The plugin manager's reconciler loop period ({@code loopSleepDuration}). */
+  static final Duration RECONCILE_PERIOD = Duration.ofSeconds(1);
+
+  /**
+   * The first wait after a failed registration (exponentialbackoff's initialDurationBeforeRetry).
+   */
+  static final Duration FIRST_RETRY = Duration.ofMillis(500);
+
+  /** The longest wait between retries (exponentialbackoff's maxDurationBeforeRetry). */
+  static final Duration MAX_RETRY = Duration.ofSeconds(122);
 
   WatcherRegistrar(
       UdsTransport transport,
@@ -79,6 +96,7 @@ final class WatcherRegistrar {
       registeredKeys.clear();
       draSockets.clear();
       removedWhileInFlight.clear();
+      failures.clear();
       incarnation++;
     } finally {
       lock.unlock();
@@ -177,13 +195,19 @@ final class WatcherRegistrar {
   /** The second half, off the watcher's thread: GetInfo, validation, registration. */
   void registerDiscovered(Path socket, Discovery d) {
     boolean again;
+    boolean failed = false;
     try {
-      registerNow(socket, d.begun(), d.key());
+      failed = registerNow(socket, d.begun(), d.key());
     } finally {
       lock.lock();
       try {
         watcherInFlight.remove(socket);
         again = watcherPending.remove(socket) && !model.isClosed();
+        if (failed && !again) {
+          scheduleRetry(socket, d);
+        } else {
+          failures.remove(socket);
+        }
       } finally {
         lock.unlock();
       }
@@ -193,7 +217,74 @@ final class WatcherRegistrar {
     }
   }
 
-  private void registerNow(Path socket, long begun, Object key) {
+  /**
+   * After a registration that failed before the plugin was taken (dial, GetInfo, no handler for its
+   * type, validation), the kubelet tries again: the plugin manager's reconciler ({@code
+   * pkg/kubelet/pluginmanager/reconciler/reconciler.go}) calls {@code RegisterPlugin} every second
+   * for a socket in the desired state that is not in the actual state, and the operation executor's
+   * exponential backoff ({@code pkg/util/goroutinemap/exponentialbackoff}) holds each retry back
+   * 500 ms after the first failure, twice as long after each further one, at most 2 min 2 s. A
+   * plugin that missed the 1 s GetInfo deadline once (a busy node) is thus registered a second or
+   * two later. Called under the lock.
+   */
+  private void scheduleRetry(Path socket, Discovery d) {
+    if (model.isClosed() || d.begun() != incarnation) {
+      return;
+    }
+    int n = failures.merge(socket, 1, Integer::sum);
+    Duration backoff = FIRST_RETRY.multipliedBy(1L << Math.min(n - 1, 20));
+    if (backoff.compareTo(MAX_RETRY) > 0) {
+      backoff = MAX_RETRY;
+    }
+    // The next reconciler pass at or after the backoff's end.
+    long period = RECONCILE_PERIOD.toMillis();
+    long loops = Math.max(1, (backoff.toMillis() + period - 1) / period);
+    Duration delay = RECONCILE_PERIOD.multipliedBy(loops);
+    journal.record(
+        Kind.REGISTER,
+        "",
+        Outcome.INFO,
+        "will retry the registration of " + socket + " in " + delay.toMillis() + " ms");
+    try {
+      transport.scheduler().schedule(() -> retry(socket, d), delay.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // The kubelet is closing: nothing is retried any more.
+    }
+  }
+
+  /** A retry: the same socket file, still unregistered, under the same kubelet. */
+  private void retry(Path socket, Discovery d) {
+    lock.lock();
+    try {
+      if (model.isClosed()
+          || d.begun() != incarnation
+          || watcherPlugins.containsKey(socket)
+          || !failures.containsKey(socket)
+          || !Objects.equals(fileKey(socket), d.key())
+          || !watcherInFlight.add(socket)) {
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    try {
+      transport.executor().execute(() -> registerDiscovered(socket, d));
+    } catch (RejectedExecutionException e) {
+      lock.lock();
+      try {
+        watcherInFlight.remove(socket);
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /**
+   * One registration attempt.
+   *
+   * @return whether it failed in a way the kubelet retries (before the handler took the plugin)
+   */
+  private boolean registerNow(Path socket, long begun, Object key) {
     ManagedChannel channel = transport.channel(socket);
     try {
       boolean ready;
@@ -201,7 +292,7 @@ final class WatcherRegistrar {
         ready = transport.awaitReady(channel, FakeKubelet.DIAL_TIMEOUT);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return;
+        return false;
       }
       if (!ready) {
         journal.record(
@@ -209,7 +300,7 @@ final class WatcherRegistrar {
             "",
             Outcome.FAILED,
             "RegisterPlugin error -- dial failed at socket " + socket + ", err: timed out");
-        return;
+        return true;
       }
       var stub = RegistrationGrpc.newBlockingStub(channel);
       PluginInfo info;
@@ -226,7 +317,7 @@ final class WatcherRegistrar {
                 + socket
                 + ", err: "
                 + PluginConnector.describe(e.getStatus()));
-        return;
+        return true;
       }
       String name = info.getName();
       journal.record(
@@ -242,8 +333,7 @@ final class WatcherRegistrar {
               + " supported_versions="
               + ResourceNames.goList(info.getSupportedVersionsList()));
       if (info.getType().equals("DRAPlugin")) {
-        registerDra(stub, socket, info, begun, key);
-        return;
+        return registerDra(stub, socket, info, begun, key);
       }
       if (info.getType().equals("CSIPlugin")) {
         journal.record(
@@ -251,7 +341,7 @@ final class WatcherRegistrar {
             name,
             Outcome.INFO,
             "ignored: a " + info.getType() + " is not handled by the device manager");
-        return;
+        return false;
       }
       if (!info.getType().equals("DevicePlugin")) {
         String err =
@@ -261,7 +351,7 @@ final class WatcherRegistrar {
                 + socket;
         notifyPlugin(stub, name, false, err);
         journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
-        return;
+        return true;
       }
       Path endpoint =
           info.getEndpoint().isEmpty() ? socket : Path.of(info.getEndpoint()).toAbsolutePath();
@@ -287,10 +377,10 @@ final class WatcherRegistrar {
         String err = "RegisterPlugin error -- plugin validation failed with err: " + validation;
         journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
         notifyPlugin(stub, name, false, err);
-        return;
+        return true;
       }
       if (!stillCurrent(begun, name, socket)) {
-        return;
+        return false;
       }
       try {
         connector.connect(name, endpoint, Registration.Mode.PLUGIN_WATCHER, version, socket);
@@ -299,7 +389,7 @@ final class WatcherRegistrar {
             "RegisterPlugin error -- plugin registration failed with err: " + e.getMessage();
         journal.record(Kind.REGISTER, name, Outcome.FAILED, err);
         notifyPlugin(stub, name, false, err);
-        return;
+        return false;
       }
       boolean removedMeanwhile;
       lock.lock();
@@ -309,7 +399,7 @@ final class WatcherRegistrar {
         // skipped.
         if (!stillCurrent(begun, name, socket)) {
           dropStaleConnection(name, socket);
-          return;
+          return false;
         }
         watcherPlugins.put(socket, name);
         if (key != null) {
@@ -330,13 +420,14 @@ final class WatcherRegistrar {
         // reconciler does once the registration operation has finished.
         removed(socket);
       }
+      return false;
     } finally {
       channel.shutdownNow();
     }
   }
 
   /** The DRA handler's side of a registration: validation, the plugin store, the notification. */
-  private void registerDra(
+  private boolean registerDra(
       RegistrationGrpc.RegistrationBlockingStub stub,
       Path socket,
       PluginInfo info,
@@ -345,11 +436,13 @@ final class WatcherRegistrar {
     String name = info.getName();
     String err = dra.register(socket, info, () -> stillCurrent(begun, name, socket));
     if (err == null) {
-      return;
+      return false;
     }
     if (!err.isEmpty()) {
       notifyPlugin(stub, name, false, err);
-      return;
+      // Retried like a device plugin's failed validation; a refusal by the handler (the plugin
+      // was in the kubelet's actual state by then) is not.
+      return err.startsWith("RegisterPlugin error -- plugin validation failed");
     }
     boolean removedMeanwhile;
     lock.lock();
@@ -358,7 +451,7 @@ final class WatcherRegistrar {
       // (DRA_DEREGISTER); recording the socket now would keep the restarted kubelet from
       // rediscovering it.
       if (!stillCurrent(begun, name, socket)) {
-        return;
+        return false;
       }
       watcherPlugins.put(socket, name);
       draSockets.add(socket);
@@ -373,6 +466,7 @@ final class WatcherRegistrar {
     if (removedMeanwhile) {
       removed(socket);
     }
+    return false;
   }
 
   /** Undoes the connection an abandoned registration made (the restart already dropped others). */
@@ -409,6 +503,7 @@ final class WatcherRegistrar {
   void removed(Path socket) {
     lock.lock();
     try {
+      failures.remove(socket);
       String resource = watcherPlugins.remove(socket);
       registeredKeys.remove(socket);
       if (resource == null && watcherInFlight.contains(socket)) {

@@ -66,6 +66,56 @@ class PluginWatcherTest {
     }
   }
 
+  /**
+   * A plugin that misses the 1 s GetInfo deadline (a busy node) is registered on a later attempt,
+   * as the kubelet's plugin manager retries: its reconciler every second, held back by the
+   * operation executor's exponential backoff (500 ms, then twice as long each time).
+   */
+  @Test
+  void aPluginThatMissesTheGetInfoDeadlineIsRegisteredOnARetry() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin(RES, dir.resolve("reg/busy.sock"))
+                .devices(TestPlugin.healthyDevices(1))
+                .pluginInfo(info(RES, "", "v1beta1"))
+                .leaveGetInfoUnanswered(2)
+                .start()) {
+      // Two failed attempts (1 s deadline each) and their retries (1 s, then 1 s) come first.
+      Registration r = kubelet.awaitRegistration(RES, Duration.ofSeconds(60));
+      assertThat(r.mode()).isEqualTo(Registration.Mode.PLUGIN_WATCHER);
+      assertThat(plugin.infoCalls.get()).isEqualTo(3);
+      assertThat(kubelet.events())
+          .filteredOn(e -> e.kind() == Kind.GET_INFO && e.failed())
+          .hasSize(2)
+          .allMatch(e -> e.detail().contains("DEADLINE_EXCEEDED"));
+      assertThat(kubelet.events())
+          .filteredOn(e -> e.detail().startsWith("will retry the registration of"))
+          .extracting(KubeletEvent::detail)
+          .containsExactly(
+              "will retry the registration of " + plugin.socket() + " in 1000 ms",
+              "will retry the registration of " + plugin.socket() + " in 1000 ms");
+    }
+  }
+
+  /** A refused plugin is refused again on each retry, and told each time, as the kubelet does. */
+  @Test
+  @SuppressWarnings("try") // resources held open for the test's duration
+  void aRefusedPluginIsToldAgainOnEachRetry() throws Exception {
+    try (FakeKubelet kubelet = kubelet();
+        TestPlugin plugin =
+            new TestPlugin("bad", dir.resolve("reg/again.sock"))
+                .pluginInfo(info("kubernetes.io/gpu", "", "v1beta1"))
+                .start()) {
+      RegistrationStatus first = plugin.statuses.poll(60, TimeUnit.SECONDS);
+      RegistrationStatus second = plugin.statuses.poll(60, TimeUnit.SECONDS);
+      assertThat(first).isNotNull();
+      assertThat(second).as("a second refusal after the retry").isNotNull();
+      assertThat(second.getPluginRegistered()).isFalse();
+      assertThat(second.getError()).isEqualTo(first.getError());
+      assertThat(kubelet.registrations()).isEmpty();
+    }
+  }
+
   /** A plugin whose first GetDevicePluginOptions blocks until released. */
   private static TestPlugin blockingFirstOptions(
       Path socket, CountDownLatch entered, CountDownLatch release) {

@@ -84,6 +84,14 @@ public final class TestPlugin implements AutoCloseable {
   private volatile Function<Empty, DevicePluginOptions> optionsAnswer = e -> options;
   private volatile UnaryOperator<ListAndWatchResponse> listFilter = UnaryOperator.identity();
   private volatile PluginInfo pluginInfo;
+  // GetInfo calls left unanswered, first ones first (a plugin too busy to answer in time).
+  private final java.util.concurrent.atomic.AtomicInteger unansweredInfos =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** Every GetInfo call, answered or not (plugin-watcher mode). */
+  public final java.util.concurrent.atomic.AtomicInteger infoCalls =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private volatile Runnable onStreamCancelled = () -> {};
   private volatile long firstListDelayMillis;
 
@@ -200,6 +208,18 @@ public final class TestPlugin implements AutoCloseable {
    */
   public TestPlugin pluginInfo(PluginInfo info) {
     this.pluginInfo = info;
+    return this;
+  }
+
+  /**
+   * Leaves the first {@code n} GetInfo calls unanswered, as a plugin too busy to answer within the
+   * kubelet's 1 s deadline would.
+   *
+   * @param n calls to leave unanswered
+   * @return this
+   */
+  public TestPlugin leaveGetInfoUnanswered(int n) {
+    unansweredInfos.set(n);
     return this;
   }
 
@@ -487,6 +507,10 @@ public final class TestPlugin implements AutoCloseable {
           .RegistrationImplBase {
     @Override
     public void getInfo(InfoRequest request, StreamObserver<PluginInfo> out) {
+      infoCalls.incrementAndGet();
+      if (unansweredInfos.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        return; // the caller's deadline ends the call
+      }
       out.onNext(pluginInfo);
       out.onCompleted();
     }

@@ -41,10 +41,11 @@ import java.util.function.Supplier;
  * }
  * }</pre>
  *
- * <p>What it does like the kubelet: on start it creates the plugin directory, deletes the socket
- * files in it (not directories, not other files), creates the {@code DEPRECATION} file the kubelet
- * writes there, and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register}
- * is checked for a supported version and an extended resource name and rejected with the kubelet's
+ * <p>What it does like the kubelet: on start it creates the plugin directory, cleans it up like the
+ * {@link KubeletProfile} it models (up to v1.33 every entry but directories and the checkpoint, in
+ * the newest code only sockets), writes no {@code DEPRECATION} file (no kubelet from v1.26 on
+ * does), and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register} is
+ * checked for a supported version and an extended resource name and rejected with the kubelet's
  * texts (gRPC status {@code UNKNOWN}); then, before answering, the fake dials the endpoint (joined
  * to the plugin directory, 10 s, retrying like a blocking dial), calls {@code
  * GetDevicePluginOptions} and opens {@code ListAndWatch}, received with the kubelet's 4 MiB message

@@ -166,7 +166,7 @@ class LegacyRegistrationTest {
             StatusRuntimeException.class,
             e ->
                 assertThat(e.getStatus().getDescription())
-                    .startsWith("failed to dial device plugin"));
+                    .isEqualTo("failed to dial device plugin: context deadline exceeded"));
     assertThat(Duration.ofNanos(System.nanoTime() - t0))
         .isGreaterThanOrEqualTo(Duration.ofSeconds(9));
     assertThat(kubelet.events())
@@ -222,7 +222,9 @@ class LegacyRegistrationTest {
   }
 
   @Test
-  void failingGetDevicePluginOptionsFailsTheRegistration() {
+  void failingGetDevicePluginOptionsFailsTheRegistrationWithGoStatusText() {
+    // PluginConnected (pkg/kubelet/cm/devicemanager/manager.go) wraps grpc-go's status error:
+    // "failed to get device plugin options: %v", printed as "rpc error: code = ... desc = ...".
     plugin
         .optionsAnswer(
             e -> {
@@ -234,7 +236,9 @@ class LegacyRegistrationTest {
             StatusRuntimeException.class,
             e ->
                 assertThat(e.getStatus().getDescription())
-                    .isEqualTo("failed to get device plugin options: UNIMPLEMENTED: no options"));
+                    .isEqualTo(
+                        "failed to get device plugin options:"
+                            + " rpc error: code = Unimplemented desc = no options"));
     assertThat(kubelet.registrations()).isEmpty();
   }
 }

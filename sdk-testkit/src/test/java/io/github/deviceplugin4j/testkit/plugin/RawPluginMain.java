@@ -168,6 +168,9 @@ public final class RawPluginMain {
       new java.util.concurrent.CountDownLatch(1).await();
       return;
     }
+    // Watch before the first registration: a kubelet restart right after it is not missed.
+    WatchService ws = FileSystems.getDefault().newWatchService();
+    dir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
     if (mode.equals("bad-register-first")) {
       try {
         plugin.register(kubeletSocket, "v1alpha1", resource, name);
@@ -184,8 +187,7 @@ public final class RawPluginMain {
       second.start();
       register(second, kubeletSocket);
     }
-    try (WatchService ws = FileSystems.getDefault().newWatchService()) {
-      dir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
+    try (ws) {
       while (true) {
         WatchKey key = ws.take();
         for (WatchEvent<?> e : key.pollEvents()) {

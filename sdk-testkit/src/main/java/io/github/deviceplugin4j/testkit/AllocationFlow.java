@@ -107,12 +107,14 @@ final class AllocationFlow {
         return existing;
       }
       ResourceState rs = model.resource(resource);
-      if (rs == null || !rs.listed) {
+      if (rs == null || (!rs.listed && req.deviceIds().isEmpty())) {
         // allocateContainerResources (pkg/kubelet/cm/devicemanager/manager.go) skips a resource
         // for which isDevicePluginResource is false: no device list (healthyDevices has no entry:
         // never registered, no list yet, its list refused over 4 MiB, or removed after the grace
         // period) and no devices of it allocated. The container is admitted with no devices and
         // no plugin is called. With devices of it still allocated, devicesToAllocate refuses.
+        // Explicit IDs (a fake-only request, sent as given to test a plugin's validation) still
+        // go to a connected plugin that has sent no list yet.
         if (!allocatedIdsLocked(resource).isEmpty()) {
           throw refuse(resource, "cannot allocate unregistered device " + resource);
         }

@@ -1210,9 +1210,14 @@ public final class FakeKubelet implements AutoCloseable {
    * Allocates for one container the way the kubelet's device manager does: chooses from healthy,
    * unallocated devices (asking {@code GetPreferredAllocation} first when the plugin offers it, and
    * checking the answer), calls {@code Allocate} with exactly one container request, requires
-   * exactly one container response, then calls {@code PreStartContainer} (30 s deadline) when the
-   * plugin requires it. A container that already holds devices of the resource gets them again
-   * without RPCs, as in the kubelet.
+   * exactly one container response, records the allocation, then calls {@code PreStartContainer}
+   * (30 s deadline) when the plugin requires it (a failure there leaves the devices with the pod,
+   * as on a node, until {@link #release(String)}). A container that already holds devices of the
+   * resource gets them again without RPCs, as in the kubelet. A request for a resource the kubelet
+   * has no device list for (never registered, no list yet, its list refused over 4 MiB, removed
+   * after the grace period) is admitted with no devices and no plugin call, as the kubelet's {@code
+   * allocateContainerResources} does; the returned allocation has no device IDs and nothing is
+   * kept. Failures carry the kubelet's text in {@link AllocationException#getMessage()}.
    *
    * @param request the pod, container and devices
    * @return the allocation

@@ -154,6 +154,22 @@ class AllocationTest {
   }
 
   @Test
+  void beforeTheFirstListACountIsAdmittedEmptyButExplicitIdsReachThePlugin() {
+    // Registered, no list yet: the kubelet admits the container with nothing (manager.go
+    // isDevicePluginResource); explicit IDs are the fake's own request, sent as given.
+    kubelet = FakeKubelet.builder().pluginDir(dir).start();
+    plugin =
+        new TestPlugin(RES, dir.resolve("foo.sock"))
+            .devices(TestPlugin.healthyDevices(2))
+            .firstListDelayMillis(600_000); // never within the test
+    plugin.start().register(kubelet.kubeletSocket());
+    assertThat(kubelet.allocate(RES, 1).deviceIds()).isEmpty();
+    assertThat(plugin.allocations).isEmpty();
+    assertThat(kubelet.allocate(RES, "dev-1").deviceIds()).containsExactly("dev-1");
+    assertThat(plugin.allocations).hasSize(1);
+  }
+
+  @Test
   void noHealthyDevicesFailsWithTheKubeletsAdmissionText() {
     // devicesToAllocate (manager.go), wrapped by unexpectedAdmissionError
     // (pkg/kubelet/cm/admission/errors.go).

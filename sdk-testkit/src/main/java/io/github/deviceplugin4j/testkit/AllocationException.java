@@ -6,6 +6,17 @@ import java.util.Objects;
 /**
  * An allocation failed: the kubelet refused it, an RPC to the plugin failed, or the plugin's answer
  * broke the protocol (for example an empty {@code container_responses}).
+ *
+ * <p>When the fake fails an allocation the way the kubelet fails a pod's admission, {@link
+ * #getMessage()} is the kubelet's text for it, as a pod's {@code UnexpectedAdmissionError} shows
+ * it: {@code Allocate failed due to <the device manager's error>, which is unexpected} ({@code
+ * pkg/kubelet/cm/admission/errors.go}), with gRPC failures of the plugin in grpc-go's form ({@code
+ * rpc error: code = InvalidArgument desc = ...}); a failed {@code PreStartContainer}, which the
+ * kubelet runs when it starts the container, reads {@code device plugin PreStartContainer rpc
+ * failed with err: rpc error: ...}. Checks of the fake's own (a strict {@code
+ * GetPreferredAllocation} check, several container responses) keep the form {@code invalid <rpc>
+ * response from the plugin: ...}. {@link #reason()}, {@link #code()}, {@link #rpc()} and {@link
+ * #description()} give the parts.
  */
 public final class AllocationException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -53,6 +64,21 @@ public final class AllocationException extends RuntimeException {
   public AllocationException(
       Reason reason, Status.Code code, String rpc, String description, Throwable cause) {
     super(message(reason, code, rpc, description), cause);
+    this.reason = Objects.requireNonNull(reason, "reason");
+    this.code = Objects.requireNonNull(code, "code");
+    this.rpc = Objects.requireNonNull(rpc, "rpc");
+    this.description = Objects.requireNonNull(description, "description");
+  }
+
+  /** With the message the kubelet prints for this failure. */
+  AllocationException(
+      Reason reason,
+      Status.Code code,
+      String rpc,
+      String description,
+      Throwable cause,
+      String kubeletMessage) {
+    super(Objects.requireNonNull(kubeletMessage, "kubeletMessage"), cause);
     this.reason = Objects.requireNonNull(reason, "reason");
     this.code = Objects.requireNonNull(code, "code");
     this.rpc = Objects.requireNonNull(rpc, "rpc");

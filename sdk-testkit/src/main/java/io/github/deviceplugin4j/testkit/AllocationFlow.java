@@ -13,6 +13,7 @@ import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest;
 import io.github.deviceplugin4j.api.v1beta1.PreferredAllocationResponse;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.internal.GoErrors;
 import io.github.deviceplugin4j.testkit.internal.ResourceNames;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -106,8 +107,35 @@ final class AllocationFlow {
         return existing;
       }
       ResourceState rs = model.resource(resource);
-      if (rs == null) {
-        throw refuse(resource, "cannot allocate unregistered device " + resource);
+      if (rs == null || (!rs.listed && req.deviceIds().isEmpty())) {
+        // allocateContainerResources (pkg/kubelet/cm/devicemanager/manager.go) skips a resource
+        // for which isDevicePluginResource is false: no device list (healthyDevices has no entry:
+        // never registered, no list yet, its list refused over 4 MiB, or removed after the grace
+        // period) and no devices of it allocated. The container is admitted with no devices and
+        // no plugin is called. With devices of it still allocated, devicesToAllocate refuses.
+        // Explicit IDs (a fake-only request, sent as given to test a plugin's validation) still
+        // go to a connected plugin that has sent no list yet.
+        if (!allocatedIdsLocked(resource).isEmpty()) {
+          throw refuse(resource, "cannot allocate unregistered device " + resource);
+        }
+        journal.record(
+            Kind.ALLOCATE,
+            resource,
+            Outcome.INFO,
+            describe(req)
+                + ": admitted with no devices: the kubelet has no device list for "
+                + resource
+                + ", so it is not a device plugin resource there and no plugin is called");
+        return new Allocation(
+            resource,
+            req.podUid(),
+            req.containerName(),
+            List.of(),
+            Map.of(),
+            List.of(),
+            List.of(),
+            Map.of(),
+            List.of());
       }
       ep = rs.endpoint;
       if (req.deviceIds().isEmpty()) {
@@ -147,7 +175,8 @@ final class AllocationFlow {
         throw stopped(
             resource,
             ep,
-            preferredFirst ? "device plugin GetPreferredAllocation rpc failed with err: " : "");
+            preferredFirst ? "device plugin GetPreferredAllocation rpc failed with err: " : "",
+            true);
       }
     } finally {
       model.lock.unlock();
@@ -179,14 +208,22 @@ final class AllocationFlow {
           resource,
           Outcome.FAILED,
           chosen + ": " + PluginConnector.describe(e.getStatus()));
-      throw rpcFailed("Allocate", e);
+      // The endpoint's allocate returns the gRPC error as it is (endpoint.go).
+      throw rpcFailed("Allocate", e, GoErrors.admissionFailure(GoErrors.rpcError(e.getStatus())));
     }
     if (resp.getContainerResponsesCount() == 0) {
-      throw invalid(
-          resource,
-          "Allocate",
+      String description =
           "no containers return in allocation response (container_responses is empty; the"
-              + " kubelet sent one container request and needs exactly one response)");
+              + " kubelet sent one container request and needs exactly one response)";
+      journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, description);
+      throw new AllocationException(
+          AllocationException.Reason.INVALID_RESPONSE,
+          Status.Code.INTERNAL,
+          "Allocate",
+          description,
+          null,
+          GoErrors.admissionFailure(
+              "no containers return in allocation response " + GoErrors.EMPTY_ALLOCATE_RESPONSE));
     }
     if (resp.getContainerResponsesCount() > 1) {
       String msg =
@@ -200,31 +237,29 @@ final class AllocationFlow {
     }
     Allocation allocation = toAllocation(req, chosen, resp.getContainerResponses(0));
 
-    if (ep.preStartRequired) {
-      preStart(ep, resource, chosen);
-    }
-
+    // The kubelet records the devices (podDevices.insert) as soon as Allocate answered, at the
+    // pod's admission; PreStartContainer comes later, when the container starts. So the journal
+    // has the Allocate before the PreStartContainer, and a failed PreStartContainer leaves the
+    // devices allocated to the pod (the container fails to start; release the pod to free them).
     model.lock.lock();
     try {
       PodRecord pod =
           pods.computeIfAbsent(
               req.podUid(), u -> new PodRecord(req.namespace(), req.podName(), req.podUid()));
       pod.allocations.put(key(req.containerName(), resource), allocation);
-      journal.record(
-          Kind.ALLOCATE,
-          resource,
-          Outcome.OK,
-          req.namespace()
-              + "/"
-              + req.podName()
-              + " container "
-              + req.containerName()
-              + ": "
-              + chosen);
+      journal.record(Kind.ALLOCATE, resource, Outcome.OK, describe(req) + ": " + chosen);
     } finally {
       model.lock.unlock();
     }
+
+    if (ep.preStartRequired) {
+      preStart(ep, resource, chosen);
+    }
     return allocation;
+  }
+
+  private static String describe(PodRequest req) {
+    return req.namespace() + "/" + req.podName() + " container " + req.containerName();
   }
 
   private static String key(String container, String resource) {
@@ -243,7 +278,12 @@ final class AllocationFlow {
           resource,
           Outcome.FAILED,
           ids + ": " + PluginConnector.describe(e.getStatus()));
-      throw rpcFailed("PreStartContainer", e);
+      // callPreStartContainerIfNeeded (manager.go), when the container starts: no admission.
+      throw rpcFailed(
+          "PreStartContainer",
+          e,
+          "device plugin PreStartContainer rpc failed with err: "
+              + GoErrors.rpcError(e.getStatus()));
     }
   }
 
@@ -288,7 +328,7 @@ final class AllocationFlow {
         ResourceState rs = model.resource(resource);
         ep = rs == null ? null : rs.endpoint;
         if (ep == null) {
-          throw refuse(
+          throw refuseAtStart(
               resource, "endpoint not found in cache for a registered resource: " + resource);
         }
         if (ep.fromCheckpoint || !ep.preStartRequired) {
@@ -307,7 +347,8 @@ final class AllocationFlow {
           continue;
         }
         if (ep.stopped) {
-          throw stopped(resource, ep, "device plugin PreStartContainer rpc failed with err: ");
+          throw stopped(
+              resource, ep, "device plugin PreStartContainer rpc failed with err: ", false);
         }
       } finally {
         model.lock.unlock();
@@ -341,7 +382,13 @@ final class AllocationFlow {
           resource,
           Outcome.FAILED,
           PluginConnector.describe(e.getStatus()));
-      throw rpcFailed("GetPreferredAllocation", e);
+      // callGetPreferredAllocationIfAvailable (manager.go), during admission.
+      throw rpcFailed(
+          "GetPreferredAllocation",
+          e,
+          GoErrors.admissionFailure(
+              "device plugin GetPreferredAllocation rpc failed with err: "
+                  + GoErrors.rpcError(e.getStatus())));
     }
     List<String> problems = new ArrayList<>();
     List<String> preferred =
@@ -440,6 +487,7 @@ final class AllocationFlow {
         cdi);
   }
 
+  /** The device manager refused during admission (devicesToAllocate in manager.go). */
   private AllocationException refuse(String resource, String message) {
     journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
     return new AllocationException(
@@ -447,10 +495,28 @@ final class AllocationFlow {
         Status.Code.FAILED_PRECONDITION,
         "",
         message,
-        null);
+        null,
+        GoErrors.admissionFailure(message));
   }
 
-  private AllocationException stopped(String resource, Endpoint ep, String prefix) {
+  /** The device manager refused when the container starts (callPreStartContainerIfNeeded). */
+  private AllocationException refuseAtStart(String resource, String message) {
+    journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
+    return new AllocationException(
+        AllocationException.Reason.NOT_ALLOCATABLE,
+        Status.Code.FAILED_PRECONDITION,
+        "",
+        message,
+        null,
+        message);
+  }
+
+  /**
+   * A call on a stopped endpoint (endpoint.go: {@code endpoint %v has been stopped}); during
+   * admission unless the container is restarting.
+   */
+  private AllocationException stopped(
+      String resource, Endpoint ep, String prefix, boolean admission) {
     String message = prefix + "endpoint " + ep.socket + " has been stopped";
     journal.record(Kind.ALLOCATE, resource, Outcome.FAILED, message);
     return new AllocationException(
@@ -458,7 +524,8 @@ final class AllocationFlow {
         Status.Code.FAILED_PRECONDITION,
         "",
         message,
-        null);
+        null,
+        admission ? GoErrors.admissionFailure(message) : message);
   }
 
   private AllocationException invalid(String resource, String rpc, String message) {
@@ -471,14 +538,16 @@ final class AllocationFlow {
         AllocationException.Reason.INVALID_RESPONSE, Status.Code.INTERNAL, rpc, message, null);
   }
 
-  private static AllocationException rpcFailed(String rpc, StatusRuntimeException e) {
+  private static AllocationException rpcFailed(
+      String rpc, StatusRuntimeException e, String kubeletMessage) {
     Status s = e.getStatus();
     return new AllocationException(
         AllocationException.Reason.RPC_FAILED,
         s.getCode(),
         rpc,
         s.getDescription() == null ? "" : s.getDescription(),
-        e);
+        e,
+        kubeletMessage);
   }
 
   private Set<String> allocatedIdsLocked(String resource) {

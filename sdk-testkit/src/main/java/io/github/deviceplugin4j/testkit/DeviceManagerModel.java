@@ -193,6 +193,7 @@ final class DeviceManagerModel {
       }
       int healthy = (int) list.stream().filter(DeviceState::healthy).count();
       rs.devices = Collections.unmodifiableList(new ArrayList<>(list));
+      rs.listed = true;
       rs.largestListBytes = Math.max(rs.largestListBytes, bytes);
       boolean current = rs.endpoint == ep;
       journal.record(

@@ -1,7 +1,5 @@
 package io.github.deviceplugin4j.testkit;
 
-import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
-import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
 import io.grpc.ManagedChannel;
 import java.io.UncheckedIOException;
@@ -16,7 +14,6 @@ import java.util.Random;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -41,10 +38,11 @@ import java.util.function.Supplier;
  * }
  * }</pre>
  *
- * <p>What it does like the kubelet: on start it creates the plugin directory, deletes the socket
- * files in it (not directories, not other files), creates the {@code DEPRECATION} file the kubelet
- * writes there, and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register}
- * is checked for a supported version and an extended resource name and rejected with the kubelet's
+ * <p>What it does like the kubelet: on start it creates the plugin directory, cleans it up like the
+ * {@link KubeletProfile} it models (up to v1.33 every entry but directories and the checkpoint, in
+ * the newest code only sockets), writes no {@code DEPRECATION} file (no kubelet from v1.26 on
+ * does), and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register} is
+ * checked for a supported version and an extended resource name and rejected with the kubelet's
  * texts (gRPC status {@code UNKNOWN}); then, before answering, the fake dials the endpoint (joined
  * to the plugin directory, 10 s, retrying like a blocking dial), calls {@code
  * GetDevicePluginOptions} and opens {@code ListAndWatch}, received with the kubelet's 4 MiB message
@@ -126,7 +124,6 @@ public final class FakeKubelet implements AutoCloseable {
   private final Optional<Path> podResourcesSocket;
   private final List<String> supportedVersions;
   private final Consumer<FakeKubelet> afterRestartServed;
-  private final Runnable draSliceWiper;
   final UdsTransport transport = new UdsTransport("fake-kubelet");
   // The parts, each owning its state; see the package-private classes for what each models.
   private final EventJournal journal;
@@ -134,11 +131,9 @@ public final class FakeKubelet implements AutoCloseable {
   private final LegacyRegistrationServer legacyRegistration;
   private final WatcherRegistrar watchers;
   private final AllocationFlow allocationFlow;
-  private final KubeletServers servers;
   private final DraPluginManager dra;
-  private final KubeletProfile profile;
-  // Held by restart and close.
-  private final ReentrantLock lifecycle = new ReentrantLock();
+  // Start, restart, close and the leak check.
+  private final KubeletLifecycle lifecycle;
 
   private FakeKubelet(Builder b) {
     this.pluginDir = b.pluginDir.toAbsolutePath();
@@ -146,8 +141,6 @@ public final class FakeKubelet implements AutoCloseable {
     this.registryDir = Optional.ofNullable(b.registryDir).map(Path::toAbsolutePath);
     this.podResourcesSocket = Optional.ofNullable(b.podResourcesSocket).map(Path::toAbsolutePath);
     this.supportedVersions = List.copyOf(b.supportedVersions);
-    this.profile = b.profile;
-    this.draSliceWiper = b.draSliceWiper;
     Duration delay = b.restartReturnDelay;
     Consumer<FakeKubelet> hook = b.afterRestartServed;
     this.afterRestartServed =
@@ -189,16 +182,29 @@ public final class FakeKubelet implements AutoCloseable {
             connector,
             b.strictPreferredAllocation,
             b.randomSeed == null ? new Random() : new Random(b.randomSeed));
-    this.servers =
+    KubeletServers servers =
         new KubeletServers(
             pluginDir,
             registryDir,
             podResourcesSocket,
-            profile,
+            b.profile,
             transport,
             legacyRegistration,
             new PodResourcesView(model, allocationFlow, journal),
             watchers);
+    this.lifecycle =
+        new KubeletLifecycle(
+            kubeletSocket,
+            b.profile,
+            registryDir,
+            podResourcesSocket,
+            journal,
+            model,
+            servers,
+            watchers,
+            dra,
+            transport,
+            b.draSliceWiper);
   }
 
   /**
@@ -477,7 +483,7 @@ public final class FakeKubelet implements AutoCloseable {
       }
       FakeKubelet k = new FakeKubelet(this);
       try {
-        k.startServing();
+        k.lifecycle.start();
       } catch (RuntimeException e) {
         k.close();
         throw e;
@@ -488,40 +494,6 @@ public final class FakeKubelet implements AutoCloseable {
 
   // ---------------------------------------------------------------------------------------------
   // Lifecycle
-
-  private void startServing() {
-    List<Path> deleted = servers.serveKubeletSocket();
-    journal.record(
-        Kind.START,
-        "",
-        Outcome.INFO,
-        "serving "
-            + kubeletSocket
-            + (deleted.isEmpty() ? "" : "; deleted " + KubeletServers.names(deleted))
-            + (profile == KubeletProfile.LATEST ? "" : "; profile " + profile)
-            + registryDir.map(d -> "; watching " + d).orElse("")
-            + podResourcesSocket.map(p -> "; PodResources on " + p).orElse(""));
-    wipeDraSlices();
-    servers.serveTheRest();
-  }
-
-  /** The DRA registration handler's start: the node's ResourceSlices are deleted. */
-  private void wipeDraSlices() {
-    if (draSliceWiper == null) {
-      return;
-    }
-    try {
-      draSliceWiper.run();
-      journal.record(
-          Kind.DRA_SLICES_WIPED, "", Outcome.OK, "deleted the node's ResourceSlices (all drivers)");
-    } catch (RuntimeException e) {
-      journal.record(
-          Kind.DRA_SLICES_WIPED,
-          "",
-          Outcome.FAILED,
-          "could not delete the node's ResourceSlices: " + e);
-    }
-  }
 
   /**
    * Does what a kubelet restart does to plugins: stops serving, drops every plugin connection,
@@ -543,44 +515,9 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the position in the event log before the restart began
    */
   public Mark restart() {
-    Mark before;
-    lifecycle.lock();
-    try {
-      before = mark();
-      doRestart();
-    } finally {
-      lifecycle.unlock();
-    }
+    Mark before = lifecycle.restart(this::mark);
     afterRestartServed.accept(this);
     return before;
-  }
-
-  private void doRestart() {
-    model.locked(
-        () -> {
-          model.checkOpen();
-          return journal.record(Kind.RESTART, "", Outcome.INFO, "stopping");
-        });
-    servers.stop();
-    // One step: a plugin-watcher registration that connects meanwhile is abandoned.
-    model.locked(
-        () -> {
-          watchers.clear();
-          dra.kubeletRestarted();
-          model.kubeletRestarted();
-          return null;
-        });
-    List<Path> deleted = servers.serveKubeletSocket();
-    journal.record(
-        Kind.RESTART,
-        "",
-        Outcome.OK,
-        "serving "
-            + kubeletSocket
-            + " again"
-            + (deleted.isEmpty() ? "" : "; deleted " + KubeletServers.names(deleted)));
-    wipeDraSlices();
-    servers.serveTheRest();
   }
 
   /**
@@ -589,20 +526,7 @@ public final class FakeKubelet implements AutoCloseable {
    */
   @Override
   public void close() {
-    lifecycle.lock();
-    try {
-      if (!model.beginClose()) {
-        return;
-      }
-      servers.stop();
-      model.closeAll();
-      dra.close();
-      journal.record(Kind.STOP, "", Outcome.INFO, "closed");
-      // Shuts down every channel to a plugin, waits for dials in progress, then the threads.
-      transport.close();
-    } finally {
-      lifecycle.unlock();
-    }
+    lifecycle.close();
   }
 
   /**
@@ -612,24 +536,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return one line per leftover; empty when everything was released (or not closed yet)
    */
   public List<String> verifyClosed() {
-    List<String> problems = new ArrayList<>();
-    if (!model.isClosed()) {
-      problems.add("the fake kubelet was not closed");
-      return problems;
-    }
-    for (ManagedChannel ch : transport.channels()) {
-      if (!ch.isTerminated()) {
-        problems.add("a channel to a plugin is not terminated: " + ch);
-      }
-    }
-    if (!transport.isTerminated()) {
-      problems.add("event loop or executors not terminated");
-    }
-    for (String t : transport.liveThreads()) {
-      problems.add("thread still alive: " + t);
-    }
-    problems.addAll(servers.leftoverSockets());
-    return problems;
+    return lifecycle.leftovers();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1209,9 +1116,14 @@ public final class FakeKubelet implements AutoCloseable {
    * Allocates for one container the way the kubelet's device manager does: chooses from healthy,
    * unallocated devices (asking {@code GetPreferredAllocation} first when the plugin offers it, and
    * checking the answer), calls {@code Allocate} with exactly one container request, requires
-   * exactly one container response, then calls {@code PreStartContainer} (30 s deadline) when the
-   * plugin requires it. A container that already holds devices of the resource gets them again
-   * without RPCs, as in the kubelet.
+   * exactly one container response, records the allocation, then calls {@code PreStartContainer}
+   * (30 s deadline) when the plugin requires it (a failure there leaves the devices with the pod,
+   * as on a node, until {@link #release(String)}). A container that already holds devices of the
+   * resource gets them again without RPCs, as in the kubelet. A request for a resource the kubelet
+   * has no device list for (never registered, no list yet, its list refused over 4 MiB, removed
+   * after the grace period) is admitted with no devices and no plugin call, as the kubelet's {@code
+   * allocateContainerResources} does; the returned allocation has no device IDs and nothing is
+   * kept. Failures carry the kubelet's text in {@link AllocationException#getMessage()}.
    *
    * @param request the pod, container and devices
    * @return the allocation

@@ -10,12 +10,14 @@ import java.util.stream.Collectors;
  * <p>What differs:
  *
  * <ul>
- *   <li><b>Cleanup on start.</b> v1.26 and v1.32/v1.33 delete every file in the plugin directory
- *       that is not a directory, except its checkpoint {@code kubelet_internal_checkpoint}; the
- *       other profiles delete only sockets.
- *   <li><b>The {@code DEPRECATION} file.</b> v1.32/v1.33 create none in the plugin directory (the
- *       device manager's function that writes it has no caller there); the other profiles create it
- *       at start.
+ *   <li><b>Cleanup on start.</b> v1.26 to v1.33 ({@link #V1_26}, {@link #V1_27}, {@link #V1_32})
+ *       delete every entry of the plugin directory that is not a directory, except the checkpoint
+ *       {@code kubelet_internal_checkpoint} ({@code CleanupPluginDirectory} in {@code
+ *       pkg/kubelet/cm/devicemanager/manager.go}, the same at v1.26.15 and v1.32.10, so taken to be
+ *       the same in the releases between); {@link #V1_34} and {@link #LATEST} delete only sockets,
+ *       as the newest {@code CleanupPluginDirectory} does (it skips directories and every entry
+ *       whose mode is not a socket). Which release first did so was not pinned down: a plugin that
+ *       keeps no other file in the directory passes either way.
  *   <li><b>Which connection a stream end closes.</b> Up to v1.36 the kubelet keeps one client per
  *       resource name: when any client's {@code ListAndWatch} ends (also a superseded one) it
  *       disconnects the client <em>currently registered</em> for the name, so the newest connection
@@ -39,6 +41,12 @@ import java.util.stream.Collectors;
  *       kubelet restart; the other profiles answer those from the restored claim cache.
  * </ul>
  *
+ * <p>What does not differ: no profile writes a {@code DEPRECATION} file. The device manager's
+ * {@code GetPluginHandler()} writes one, but from v1.26 on nothing calls it (the kubelet registers
+ * {@code GetWatcherHandler()}, which returns the plugin server itself); only kubelets older than
+ * any profile here did. A fake that writes it makes the kubelet's own stub plugin skip {@code
+ * Register}.
+ *
  * <p>What {@link #LATEST} models is the per-socket client bookkeeping of kubernetes#135437 with
  * {@code PluginDisconnected} still keyed by resource name, as in the client code we read. If that
  * change also scoped {@code PluginDisconnected} to the plugin instance, {@link #LATEST} is stricter
@@ -47,22 +55,25 @@ import java.util.stream.Collectors;
  */
 public enum KubeletProfile {
   /** Kubernetes v1.26: deletes every non-directory file on start; one client per resource. */
-  V1_26("1.26", true, true, false, false, false),
-  /** Kubernetes v1.27 to v1.31: deletes only sockets on start; one client per resource. */
-  V1_27("1.27", false, true, false, false, false),
+  V1_26("1.26", true, false, false, false, false),
   /**
-   * Kubernetes v1.32 and v1.33: deletes every non-directory file on start, writes no {@code
-   * DEPRECATION} file, one client per resource; DRA falls back to {@code v1alpha3.Node} when no
-   * listed service is known, and prepares restored claims again after a restart.
+   * Kubernetes v1.27 to v1.31: deletes every non-directory file on start, like v1.26 and v1.32; one
+   * client per resource.
+   */
+  V1_27("1.27", true, false, false, false, false),
+  /**
+   * Kubernetes v1.32 and v1.33: deletes every non-directory file on start, one client per resource;
+   * DRA falls back to {@code v1alpha3.Node} when no listed service is known, and prepares restored
+   * claims again after a restart.
    */
   V1_32("1.32", true, false, false, false, true),
   /**
    * Kubernetes v1.34 to v1.36: deletes only sockets on start; one client per resource; DRA refuses
    * a registration that lists no known service.
    */
-  V1_34("1.34", false, true, false, true, false),
+  V1_34("1.34", false, false, false, true, false),
   /** Kubernetes v1.37 and newer: deletes only sockets; one client per plugin socket. */
-  LATEST("latest", false, true, true, true, false);
+  LATEST("latest", false, false, true, true, false);
 
   private final String version;
   private final boolean deletesAllFiles;
@@ -134,7 +145,7 @@ public enum KubeletProfile {
    * Whether the kubelet deletes every non-directory file (except its checkpoint) in the plugin
    * directory on start, not only sockets.
    *
-   * @return true for v1.26 and v1.32/v1.33
+   * @return true for v1.26 to v1.33
    */
   public boolean deletesAllFilesOnStart() {
     return deletesAllFiles;
@@ -142,8 +153,11 @@ public enum KubeletProfile {
 
   /**
    * Whether the kubelet creates the {@code DEPRECATION} file in the plugin directory on start.
+   * Kubelets from v1.26 on write none (the device manager's {@code GetPluginHandler()}, which
+   * writes it, has no caller in {@code pkg/kubelet/cm/devicemanager/manager.go} there), so this is
+   * false for every profile.
    *
-   * @return false for v1.32/v1.33
+   * @return false
    */
   public boolean writesDeprecationFile() {
     return writesDeprecation;

@@ -16,10 +16,10 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What the kubelet process serves and watches on the file system: the plugin directory's cleanup
- * and {@code DEPRECATION} file, {@code kubelet.sock} (the {@link LegacyRegistrationServer}), the
- * PodResources socket and the plugins registry watcher. Started and stopped by {@link
- * FakeKubelet}'s lifecycle, under its lifecycle lock.
+ * What the kubelet process serves and watches on the file system: the plugin directory's cleanup,
+ * {@code kubelet.sock} (the {@link LegacyRegistrationServer}), the PodResources socket and the
+ * plugins registry watcher. Started and stopped by {@link FakeKubelet}'s lifecycle, under its
+ * lifecycle lock.
  */
 final class KubeletServers {
   private final Path pluginDir;
@@ -80,27 +80,15 @@ final class KubeletServers {
   }
 
   /**
-   * The device manager's cleanup on start (sockets only, or with v1.26 and v1.32 every
-   * non-directory file but the checkpoint), then the DEPRECATION file its plugin-watcher handler
-   * writes (not with v1.32, where nothing calls the function that writes it).
+   * The device manager's cleanup on start ({@code CleanupPluginDirectory} in {@code
+   * pkg/kubelet/cm/devicemanager/manager.go}): every non-directory entry but the checkpoint up to
+   * v1.33, only sockets in the newest code. No {@code DEPRECATION} file: kubelets from v1.26 on
+   * write none (see {@link KubeletProfile}).
    */
   private List<Path> cleanUpPluginDir() {
-    List<Path> deleted =
-        profile.deletesAllFilesOnStart()
-            ? SocketFiles.deleteNonDirectoriesIn(pluginDir, FakeKubelet.CHECKPOINT_FILE)
-            : SocketFiles.deleteSocketsIn(pluginDir);
-    if (!profile.writesDeprecationFile()) {
-      return deleted;
-    }
-    try {
-      Path deprecation = pluginDir.resolve("DEPRECATION");
-      if (!Files.exists(deprecation)) {
-        Files.createFile(deprecation);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot create " + pluginDir.resolve("DEPRECATION"), e);
-    }
-    return deleted;
+    return profile.deletesAllFilesOnStart()
+        ? SocketFiles.deleteNonDirectoriesIn(pluginDir, FakeKubelet.CHECKPOINT_FILE)
+        : SocketFiles.deleteSocketsIn(pluginDir);
   }
 
   private void startPodResources(Path socket) {

@@ -7,6 +7,7 @@ import io.github.deviceplugin4j.api.v1beta1.Empty;
 import io.github.deviceplugin4j.api.v1beta1.ListAndWatchResponse;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.internal.GoErrors;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
@@ -82,12 +83,11 @@ final class PluginConnector {
     }
     if (!ready) {
       channel.shutdownNow();
-      throw new ConnectException(
-          "failed to dial device plugin: context deadline exceeded (nothing served gRPC on "
-              + socket
-              + " within "
-              + FakeKubelet.DIAL_TIMEOUT.toSeconds()
-              + " s)");
+      // dial() in pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go: a blocking
+      // grpc.DialContext with a 10 s context, its error wrapped as "failed to dial device
+      // plugin: %v"; a dial that never connects ends with the context's error. What the fake
+      // knows beyond that (nothing served on the socket) is in the ENDPOINT_NOT_READY event.
+      throw new ConnectException("failed to dial device plugin: context deadline exceeded");
     }
     DevicePluginOptions options;
     try {
@@ -96,7 +96,9 @@ final class PluginConnector {
               .getDevicePluginOptions(Empty.getDefaultInstance());
     } catch (StatusRuntimeException e) {
       channel.shutdownNow();
-      String msg = "failed to get device plugin options: " + describe(e.getStatus());
+      // PluginConnected in pkg/kubelet/cm/devicemanager/manager.go: "failed to get device plugin
+      // options: %v" around grpc-go's status error.
+      String msg = "failed to get device plugin options: " + GoErrors.rpcError(e.getStatus());
       journal.record(Kind.GET_DEVICE_PLUGIN_OPTIONS, resource, Outcome.FAILED, msg);
       throw new ConnectException(msg);
     }

@@ -15,6 +15,9 @@ final class ResourceState {
   // Every connection the kubelet still holds for the resource, current or superseded.
   final List<Endpoint> open = new ArrayList<>();
   List<DeviceState> devices = List.of();
+  // A device list was received since the resource became known (a checkpoint keeps it): the
+  // kubelet's healthyDevices has the name, so isDevicePluginResource holds for it.
+  boolean listed;
   long largestListBytes;
   Runnable removal;
 

@@ -116,21 +116,94 @@ class AllocationTest {
   }
 
   @Test
-  void refusesUnknownResourcesAndResourcesWithoutHealthyDevices() {
+  void aResourceNeverRegisteredIsAdmittedWithNoDevicesAndNoPluginCall() {
+    // allocateContainerResources (pkg/kubelet/cm/devicemanager/manager.go) skips a resource for
+    // which isDevicePluginResource is false (no healthyDevices entry, nothing allocated): the
+    // container is admitted with no devices and no plugin is called.
     start(false, false);
-    assertThatThrownBy(() -> kubelet.allocate("example.com/nope", 1))
+    Allocation a = kubelet.allocate("example.com/nope", 1);
+    assertThat(a.deviceIds()).isEmpty();
+    assertThat(a.envs()).isEmpty();
+    assertThat(kubelet.allocations()).isEmpty();
+    assertThat(plugin.allocations).isEmpty();
+    assertThat(kubelet.events())
+        .anyMatch(
+            e ->
+                e.kind() == Kind.ALLOCATE
+                    && e.resource().equals("example.com/nope")
+                    && e.detail().contains("admitted with no devices"));
+  }
+
+  @Test
+  void aResourceWhoseOnlyListWasOverFourMebibytesIsAdmittedWithNoDevices() {
+    // The 4 MiB receive limit fails the first list (kubernetes#109304): the kubelet never got a
+    // device list, so healthyDevices has no entry and isDevicePluginResource is false.
+    kubelet = FakeKubelet.builder().pluginDir(dir).start();
+    List<io.github.deviceplugin4j.api.v1beta1.Device> many = new java.util.ArrayList<>();
+    String pad = "x".repeat(50);
+    for (int i = 0; i < 80_000; i++) {
+      many.add(TestPlugin.device(pad + i, "Healthy", -1));
+    }
+    plugin = new TestPlugin(RES, dir.resolve("foo.sock")).devices(many);
+    plugin.start().register(kubelet.kubeletSocket());
+    kubelet.awaitEvent(
+        e -> e.kind() == Kind.LIST_AND_WATCH && e.outcome() == KubeletEvent.Outcome.FAILED, WAIT);
+    Allocation a = kubelet.allocate(RES, 1);
+    assertThat(a.deviceIds()).isEmpty();
+    assertThat(plugin.allocations).isEmpty();
+  }
+
+  @Test
+  void beforeTheFirstListACountIsAdmittedEmptyButExplicitIdsReachThePlugin() {
+    // Registered, no list yet: the kubelet admits the container with nothing (manager.go
+    // isDevicePluginResource); explicit IDs are the fake's own request, sent as given.
+    kubelet = FakeKubelet.builder().pluginDir(dir).start();
+    plugin =
+        new TestPlugin(RES, dir.resolve("foo.sock"))
+            .devices(TestPlugin.healthyDevices(2))
+            .firstListDelayMillis(600_000); // never within the test
+    plugin.start().register(kubelet.kubeletSocket());
+    assertThat(kubelet.allocate(RES, 1).deviceIds()).isEmpty();
+    assertThat(plugin.allocations).isEmpty();
+    assertThat(kubelet.allocate(RES, "dev-1").deviceIds()).containsExactly("dev-1");
+    assertThat(plugin.allocations).hasSize(1);
+  }
+
+  @Test
+  void noHealthyDevicesFailsWithTheKubeletsAdmissionText() {
+    // devicesToAllocate (manager.go), wrapped by unexpectedAdmissionError
+    // (pkg/kubelet/cm/admission/errors.go).
+    start(false, false);
+    kubelet.dropConnection(RES);
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
         .isInstanceOfSatisfying(
             AllocationException.class,
             e -> {
+              assertThat(e.reason()).isEqualTo(Reason.NOT_ALLOCATABLE);
               assertThat(e.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
               assertThat(e.getMessage())
                   .isEqualTo(
-                      "kubelet refused the allocation: cannot allocate unregistered device"
-                          + " example.com/nope");
+                      "Allocate failed due to no healthy devices present; cannot allocate"
+                          + " unhealthy devices example.com/foo, which is unexpected");
             });
-    kubelet.dropConnection(RES);
+  }
+
+  @Test
+  void aResourceRemovedWhileAPodStillHoldsItsDevicesIsRefusedAsUnregistered() {
+    // isDevicePluginResource also holds for a resource with devices still allocated; then
+    // devicesToAllocate finds no healthyDevices entry: "cannot allocate unregistered device".
+    kubelet = FakeKubelet.builder().pluginDir(dir).gracePeriod(Duration.ofMillis(200)).start();
+    plugin = new TestPlugin(RES, dir.resolve("foo.sock")).devices(TestPlugin.healthyDevices(2));
+    plugin.start().register(kubelet.kubeletSocket());
+    kubelet.awaitDevices(RES, l -> l.size() == 2, WAIT);
+    kubelet.allocate(RES, 1);
+    plugin.close();
+    // The grace period is 200 ms; WAIT leaves a loaded machine room for the timer.
+    kubelet.awaitEvent(e -> e.kind() == Kind.RESOURCE_REMOVED, WAIT);
     assertThatThrownBy(() -> kubelet.allocate(RES, 1))
-        .hasMessageContaining("no healthy devices present; cannot allocate unhealthy devices");
+        .hasMessage(
+            "Allocate failed due to cannot allocate unregistered device example.com/foo, which is"
+                + " unexpected");
   }
 
   @Test
@@ -146,6 +219,11 @@ class AllocationTest {
               assertThat(e.rpc()).isEqualTo("Allocate");
               assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
               assertThat(e.description()).contains("unknown device no-such-device");
+              // The endpoint returns grpc-go's status error; admission wraps it.
+              assertThat(e.getMessage())
+                  .startsWith("Allocate failed due to rpc error: code = InvalidArgument desc = ")
+                  .contains("unknown device no-such-device")
+                  .endsWith(", which is unexpected");
             });
   }
 
@@ -160,6 +238,12 @@ class AllocationTest {
               assertThat(e.reason()).isEqualTo(Reason.INVALID_RESPONSE);
               assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
               assertThat(e.description()).startsWith("no containers return in allocation response");
+              // allocateContainerResources prints the response with gogo-protobuf's String().
+              assertThat(e.getMessage())
+                  .isEqualTo(
+                      "Allocate failed due to no containers return in allocation response"
+                          + " &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},},"
+                          + " which is unexpected");
             });
     // A failed allocation holds no devices.
     assertThat(kubelet.allocations()).isEmpty();
@@ -299,6 +383,43 @@ class AllocationTest {
     assertThat(plugin.preStarts.poll(1, TimeUnit.SECONDS).getDevicesIdsList())
         .containsExactlyElementsOf(a.deviceIds());
     assertThat(kubelet.events()).anyMatch(e -> e.kind() == Kind.PRE_START_CONTAINER);
+  }
+
+  @Test
+  void theJournalListsTheAllocateBeforeThePreStartContainerThatFollowedIt() {
+    // Wire order: the kubelet calls Allocate at admission and PreStartContainer when the
+    // container starts.
+    start(true, false);
+    kubelet.allocate(RES, 1);
+    List<Kind> kinds =
+        kubelet.events().stream()
+            .filter(e -> e.outcome() == KubeletEvent.Outcome.OK)
+            .map(KubeletEvent::kind)
+            .filter(k -> k == Kind.ALLOCATE || k == Kind.PRE_START_CONTAINER)
+            .toList();
+    assertThat(kinds).containsExactly(Kind.ALLOCATE, Kind.PRE_START_CONTAINER);
+  }
+
+  @Test
+  void aFailedPreStartContainerKeepsTheDevicesAllocatedAndReadsLikeTheKubelet() {
+    // callPreStartContainerIfNeeded (manager.go) runs when the container starts, after
+    // admission: the devices stay with the pod, the error is not an admission error.
+    start(true, false);
+    plugin.preStartAnswer(
+        r -> {
+          throw Status.UNAVAILABLE.withDescription("device busy").asRuntimeException();
+        });
+    assertThatThrownBy(() -> kubelet.allocate(RES, 1))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> {
+              assertThat(e.rpc()).isEqualTo("PreStartContainer");
+              assertThat(e.getMessage())
+                  .isEqualTo(
+                      "device plugin PreStartContainer rpc failed with err: rpc error:"
+                          + " code = Unavailable desc = device busy");
+            });
+    assertThat(kubelet.allocations()).hasSize(1);
   }
 
   @Test

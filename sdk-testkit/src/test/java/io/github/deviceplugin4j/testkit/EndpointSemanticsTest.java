@@ -235,7 +235,7 @@ class EndpointSemanticsTest {
       assertThat(dir.resolve("notes.txt")).doesNotExist();
       assertThat(dir.resolve(FakeKubelet.CHECKPOINT_FILE)).exists();
       assertThat(dir.resolve("sub")).isDirectory();
-      assertThat(dir.resolve("DEPRECATION")).exists();
+      assertThat(dir.resolve("DEPRECATION")).doesNotExist();
     }
     try (FakeKubelet kubelet = start(KubeletProfile.LATEST)) {
       Files.writeString(dir.resolve("notes.txt"), "x");

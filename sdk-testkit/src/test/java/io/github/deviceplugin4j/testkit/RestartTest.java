@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class RestartTest {
   static final Duration WAIT = Duration.ofSeconds(5);
@@ -43,25 +45,51 @@ class RestartTest {
     }
   }
 
-  @Test
-  void v1_32DeletesEveryRegularFileButTheCheckpointAndWritesNoDeprecationFile() throws Exception {
-    // The 1.32 device manager: removeContents keeps only directories and the checkpoint, and
-    // nothing calls the function that writes DEPRECATION. The default profile does both the
-    // other way.
-    Path old = Files.createDirectories(dir.resolve("v132"));
-    Path latest = Files.createDirectories(dir.resolve("latest"));
-    for (Path d : new Path[] {old, latest}) {
-      Files.writeString(d.resolve("vendor.conf"), "x");
-      Files.writeString(d.resolve("kubelet_internal_checkpoint"), "{}");
+  @ParameterizedTest
+  @EnumSource(KubeletProfile.class)
+  void noProfileWritesADeprecationFile(KubeletProfile profile) throws Exception {
+    // v1.26.15 and v1.32.10: GetPluginHandler(), the device manager's only writer of DEPRECATION
+    // (pkg/kubelet/cm/devicemanager/manager.go), has no caller, so no kubelet of 1.26 or newer
+    // writes it; a stub plugin that finds one skips its legacy Register.
+    try (FakeKubelet kubelet = FakeKubelet.builder().pluginDir(dir).profile(profile).start()) {
+      assertThat(dir.resolve("DEPRECATION")).doesNotExist();
+      kubelet.restart();
+      assertThat(dir.resolve("DEPRECATION")).doesNotExist();
     }
-    try (FakeKubelet v132 =
-            FakeKubelet.builder().pluginDir(old).profile(KubeletProfile.V1_32).start();
-        FakeKubelet newest = FakeKubelet.builder().pluginDir(latest).start()) {
-      assertThat(old.resolve("vendor.conf")).doesNotExist();
-      assertThat(old.resolve("kubelet_internal_checkpoint")).hasContent("{}");
-      assertThat(old.resolve("DEPRECATION")).doesNotExist();
-      assertThat(latest.resolve("vendor.conf")).hasContent("x");
-      assertThat(latest.resolve("DEPRECATION")).exists();
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = KubeletProfile.class,
+      names = {"V1_26", "V1_27", "V1_32"})
+  void upTo1_33EveryNonDirectoryButTheCheckpointIsDeletedOnStart(KubeletProfile profile)
+      throws Exception {
+    // CleanupPluginDirectory (pkg/kubelet/cm/devicemanager/manager.go) at v1.26.15 and v1.32.10:
+    // skips the checkpoint and directories, removes every other entry.
+    Files.writeString(dir.resolve("vendor.conf"), "x");
+    Files.writeString(dir.resolve("kubelet_internal_checkpoint"), "{}");
+    Files.createDirectories(dir.resolve("sub"));
+    try (FakeKubelet kubelet = FakeKubelet.builder().pluginDir(dir).profile(profile).start()) {
+      assertThat(dir.resolve("vendor.conf")).doesNotExist();
+      assertThat(dir.resolve("kubelet_internal_checkpoint")).hasContent("{}");
+      assertThat(dir.resolve("sub")).isDirectory();
+      Files.writeString(dir.resolve("later.conf"), "y");
+      kubelet.restart();
+      assertThat(dir.resolve("later.conf")).doesNotExist();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = KubeletProfile.class,
+      names = {"V1_34", "LATEST"})
+  void theNewestCodeDeletesOnlySocketsOnStart(KubeletProfile profile) throws Exception {
+    // The newest CleanupPluginDirectory skips directories and every entry that is not a socket.
+    Files.writeString(dir.resolve("vendor.conf"), "x");
+    try (FakeKubelet kubelet = FakeKubelet.builder().pluginDir(dir).profile(profile).start()) {
+      assertThat(dir.resolve("vendor.conf")).hasContent("x");
+      kubelet.restart();
+      assertThat(dir.resolve("vendor.conf")).hasContent("x");
     }
   }
 

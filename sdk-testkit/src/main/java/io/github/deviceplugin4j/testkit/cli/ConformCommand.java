@@ -19,59 +19,142 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
+import picocli.CommandLine;
 
 /** {@code fake-kubelet conform}: runs the conformance suite against a plugin process. */
-final class ConformCommand {
+@CommandLine.Command(
+    name = "conform",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    customSynopsis = {
+      "fake-kubelet conform [OPTIONS] -- COMMAND [ARG...]",
+      "fake-kubelet conform --dra [OPTIONS] -- COMMAND [ARG...]"
+    },
+    header = "Start a plugin and run the conformance suite against it.",
+    description = {
+      "Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND in a"
+          + " process group of its own with DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR with"
+          + " --registry, which turns on the plugin watcher), replacing {dir} and {registry} in"
+          + " its arguments, and runs the checks below on every resource the plugin registers."
+          + " Prints a report; writes JUnit XML with --junit-xml. At the end the plugin's whole"
+          + " process group gets SIGTERM (SIGKILL 5 s later), so a wrapper script without exec"
+          + " does not leave the plugin running.",
+      "With --dra the fake watches the plugins registry (--registry-dir, default a new"
+          + " directory; PLUGINS_REGISTRY_DIR and {registry} for the driver) for a DRA driver"
+          + " (--driver: its expected name) and runs the dra-* checks instead; {dir} is a"
+          + " directory the driver may put its DRA socket in, which a kubelet restart leaves"
+          + " alone, and DEVICE_PLUGIN_DIR is the fake's device plugin directory, so a device"
+          + " plugin started with --dra by mistake is named at once.",
+      ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      "0:no check failed (warnings allowed)",
+      "1:a check failed (a required one, or with --strict any), or the plugin command could not"
+          + " start (the JUnit XML says so), or another runtime failure",
+      "2:a usage error: unknown option or check, bad value, no COMMAND"
+    })
+final class ConformCommand implements Callable<Integer> {
   /**
    * How long {@code registers} waits by default: a JVM plugin on a busy 2-core machine was seen to
    * register 11.5 s after its process started; a plugin that registers does not wait for it.
    */
   static final int DEFAULT_REGISTER_TIMEOUT_SECONDS = 30;
 
-  static final String HELP =
-      """
-      fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]
-                           [--register-timeout-seconds N] [--checks ID,...] [--strict]
-                           [--kubelet-version V] [--time-scale N] [--verbose]
-                           -- COMMAND [ARG...]
-      fake-kubelet conform --dra [--registry-dir DIR] [--driver NAME] [--dir DIR]
-                           [--junit-xml FILE] [--checks ID,...] [--strict]
-                           [--kubelet-version V] [--time-scale N] -- COMMAND [ARG...]
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-        Starts a fake kubelet on DIR (default: a new directory under /tmp), starts COMMAND with
-        DEVICE_PLUGIN_DIR=DIR (and PLUGINS_REGISTRY_DIR=DIR of --registry, which turns on the
-        plugin watcher), replacing {dir} and {registry} in its arguments, and runs the checks
-        (required: the kubelet's contract; recommended: good practice it does not enforce):
-      %s
-        --register-timeout-seconds (default 30) bounds the wait for the first registration.
-        --time-scale N (default 1) multiplies the checks' time limits (first list 1 s,
-        re-registration 5 s, exit after SIGTERM 10 s, DRA health 2 s): for a CI runner so
-        starved that a correct plugin misses them; a node's kubelet does not wait longer.
-        A failed required check is FAIL; a failed recommended check is WARN, or FAIL with
-        --strict. Prints a report; writes JUnit XML with --junit-xml. Exit code: 0 when no
-        check failed (warnings allowed), 1 when one failed, 2 on a usage error. --verbose
-        echoes the plugin's output and prints the kubelet's event log. The process gets
-        SIGTERM at the end: start the plugin with exec in a wrapper script so the signal
-        reaches it.
+  @CommandLine.Option(
+      names = "--dir",
+      paramLabel = "DIR",
+      description = "The device plugin directory (default: a new directory under /tmp).")
+  Path dirOption;
 
-        --kubelet-version (1.26 to 1.37, or latest, the default) models that kubelet where
-        versions differ: its start-up cleanup of DIR, its stream-end bookkeeping, and for DRA
-        which supported_versions it knows (1.32/1.33 fall back to v1alpha3.Node, 1.34+ refuse).
+  @CommandLine.Option(
+      names = "--registry",
+      paramLabel = "DIR",
+      description = "Watch this plugins registry too (plugin watcher registration).")
+  Path registryOption;
 
-        With --dra the fake watches the plugins registry (--registry-dir, default a new
-        directory; PLUGINS_REGISTRY_DIR and {registry} for the driver) for a DRA driver
-        (--driver: its expected name) and runs the dra-* checks instead; {dir} is a directory
-        the driver may put its DRA socket in.
-      """;
+  @CommandLine.Option(
+      names = "--resource",
+      paramLabel = "NAME",
+      description = "Check only this resource (default: every resource the plugin registers).")
+  String resourceOption;
 
-  static String checkList() {
-    StringBuilder b = new StringBuilder();
-    for (Check c : Check.values()) {
-      b.append(String.format("    %-28s %-11s %s%n", c.id, c.level.id(), c.title));
-    }
-    return b.toString();
-  }
+  @CommandLine.Option(
+      names = "--junit-xml",
+      paramLabel = "FILE",
+      description = "Write the results as JUnit XML.")
+  Path junitXml;
+
+  @CommandLine.Option(
+      names = "--register-timeout-seconds",
+      paramLabel = "N",
+      description = "How long to wait for the first registration (default: 30).")
+  long registerTimeoutSeconds = DEFAULT_REGISTER_TIMEOUT_SECONDS;
+
+  @CommandLine.Option(
+      names = "--restart-timeout",
+      paramLabel = "SECONDS",
+      description =
+          "How long re-registers-after-restart waits for the plugin to come back after a kubelet"
+              + " restart (default: 60). Back within 5 s passes; later passes with a warning"
+              + " giving the time (the kubelet accepts it); never within SECONDS fails.")
+  long restartTimeoutSeconds = ConformanceSuite.DEFAULT_RESTART_TIMEOUT.toSeconds();
+
+  @CommandLine.Option(
+      names = "--checks",
+      paramLabel = "ID",
+      split = ",",
+      description = "Run only these checks (ids below).")
+  List<String> checks;
+
+  @CommandLine.Option(
+      names = "--strict",
+      description = "A failed recommended check fails the run (it warns otherwise).")
+  boolean strict;
+
+  @CommandLine.Mixin KubeletVersionOption kubeletVersion = new KubeletVersionOption();
+
+  @CommandLine.Option(
+      names = "--time-scale",
+      paramLabel = "N",
+      description =
+          "Multiply the checks' time limits (first list 1 s, prompt re-registration 5 s, exit"
+              + " after SIGTERM 10 s, DRA health 2 s) by N, 1 to 100 (default: 1): for a CI runner"
+              + " so starved that a correct plugin misses them; a node's kubelet does not wait"
+              + " longer.")
+  long timeScale = 1;
+
+  @CommandLine.Option(
+      names = "--verbose",
+      description = "Echo the plugin's output and print the kubelet's event log.")
+  boolean verbose;
+
+  @CommandLine.Option(names = "--dra", description = "Check a DRA driver (the dra-* checks).")
+  boolean dra;
+
+  @CommandLine.Option(
+      names = "--registry-dir",
+      paramLabel = "DIR",
+      description = "With --dra: the plugins registry (default: a new directory).")
+  Path registryDirOption;
+
+  @CommandLine.Option(
+      names = "--driver",
+      paramLabel = "NAME",
+      description = "With --dra: the driver name expected.")
+  String driverOption;
+
+  @CommandLine.Parameters(
+      paramLabel = "COMMAND",
+      arity = "0..*",
+      description = "The plugin command and its arguments, after --.")
+  List<String> pluginCommand = new ArrayList<>();
 
   private final PrintStream out;
 
@@ -79,57 +162,69 @@ final class ConformCommand {
     this.out = out;
   }
 
-  int run(List<String> argv) throws IOException {
-    Args a =
-        Args.parse(
-            argv,
-            Set.of(
-                "--dir",
-                "--registry",
-                "--resource",
-                "--junit-xml",
-                "--register-timeout-seconds",
-                "--checks",
-                "--registry-dir",
-                "--driver",
-                "--kubelet-version",
-                "--time-scale"),
-            Set.of("--verbose", "--strict", "--dra"));
-    boolean dra = a.flag("--dra");
-    if (a.command.isEmpty()) {
-      throw new Args.UsageException("conform needs the plugin command after --");
+  /** The help's footer: the checks and their levels. */
+  static String[] footer() {
+    List<String> lines = new ArrayList<>();
+    lines.add("");
+    lines.add(
+        "Checks (required: the kubelet's contract; recommended: good practice it does not"
+            + " enforce). A failed required check is FAIL; a failed recommended check is WARN, or"
+            + " FAIL with --strict. With several resources each check runs on each.");
+    for (Check c : Check.values()) {
+      lines.add(String.format("  %-31s %s", c.id, c.level.id()));
+      lines.add("      " + c.title);
+    }
+    return lines.toArray(String[]::new);
+  }
+
+  private CommandLine.ParameterException usage(String message) {
+    return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+
+  @Override
+  public Integer call() throws IOException {
+    if (pluginCommand.isEmpty()) {
+      throw usage("conform needs the plugin command after --, e.g. conform -- ./my-plugin");
     }
     Set<Check> selected = EnumSet.allOf(Check.class);
-    if (a.get("--checks") != null) {
+    if (checks != null) {
       selected = EnumSet.noneOf(Check.class);
-      for (String id : a.get("--checks").split(",")) {
+      for (String id : checks) {
+        String trimmed = id.trim();
         Check c =
-            Check.byId(id.trim())
+            Check.byId(trimmed)
                 .orElseThrow(
                     () ->
-                        new Args.UsageException(
-                            "unknown check " + id + "; checks:\n" + checkList()));
+                        usage(
+                            "--checks: unknown check '"
+                                + trimmed
+                                + "'; checks: "
+                                + java.util.Arrays.stream(Check.values())
+                                    .map(x -> x.id)
+                                    .collect(Collectors.joining(", "))));
         selected.add(c);
       }
     }
-    boolean verbose = a.flag("--verbose");
-    boolean strict = a.flag("--strict");
-    long timeScale = a.number("--time-scale", 1);
     if (timeScale < 1 || timeScale > 100) {
-      throw new Args.UsageException("--time-scale: " + timeScale + " is not between 1 and 100");
+      throw usage("--time-scale: " + timeScale + " is not between 1 and 100");
+    }
+    if (restartTimeoutSeconds < 1) {
+      throw usage("--restart-timeout: " + restartTimeoutSeconds + " is not a positive number");
+    }
+    if (registerTimeoutSeconds < 1) {
+      throw usage(
+          "--register-timeout-seconds: " + registerTimeoutSeconds + " is not a positive number");
     }
     Path tempRoot = null;
     Path dir;
-    if (a.get("--dir") != null) {
-      dir = Path.of(a.get("--dir")).toAbsolutePath();
+    if (dirOption != null) {
+      dir = dirOption.toAbsolutePath();
     } else {
       tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
       dir = tempRoot.resolve("dp");
     }
-    String registryArg =
-        a.get("--registry-dir") != null ? a.get("--registry-dir") : a.get("--registry");
-    Optional<Path> registry =
-        Optional.ofNullable(registryArg).map(p -> Path.of(p).toAbsolutePath());
+    Path registryArg = registryDirOption != null ? registryDirOption : registryOption;
+    Optional<Path> registry = Optional.ofNullable(registryArg).map(Path::toAbsolutePath);
     if (dra && registry.isEmpty()) {
       if (tempRoot == null) {
         tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
@@ -138,14 +233,11 @@ final class ConformCommand {
     }
     Optional<Path> registryDir = registry;
     List<String> command = new ArrayList<>();
-    for (String s : a.command) {
+    for (String s : pluginCommand) {
       command.add(
           s.replace("{dir}", dir.toString())
               .replace("{registry}", registryDir.map(Path::toString).orElse("")));
     }
-    Map<String, String> env = new LinkedHashMap<>();
-    env.put("DEVICE_PLUGIN_DIR", dir.toString());
-    registryDir.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
 
     // Like the kubelet, tolerate a GetPreferredAllocation answer that does not fit the request:
     // preferred-allocation-valid reports it.
@@ -157,37 +249,58 @@ final class ConformCommand {
       }
       kubeletDir = tempRoot.resolve("dp");
     }
+    Map<String, String> env = new LinkedHashMap<>();
+    // With --dra a device plugin that reads DEVICE_PLUGIN_DIR finds the fake's kubelet.sock and
+    // registers, so the suite names the mistake at once instead of waiting for a DRA driver.
+    env.put("DEVICE_PLUGIN_DIR", kubeletDir.toString());
+    registryDir.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
     FakeKubelet.Builder b =
         FakeKubelet.builder()
             .pluginDir(kubeletDir)
-            .profile(Args.kubeletProfile(a))
+            .profile(kubeletVersion.profile)
             .strictPreferredAllocation(false);
     registryDir.ifPresent(b::registryDir);
     Instant started = Instant.now();
     List<Result> results;
     String eventLog;
     List<String> pluginOutput;
-    String resource;
+    List<String> checked;
+    List<String> unchecked;
+    String startFailure = null;
     try (FakeKubelet kubelet = b.start()) {
-      PluginProcess plugin = PluginProcess.start(command, env, verbose ? out : null);
+      PluginProcess plugin;
       try {
-        ConformanceSuite suite =
-            new ConformanceSuite(
-                kubelet,
-                plugin,
-                Optional.ofNullable(a.get(dra ? "--driver" : "--resource")),
-                Duration.ofSeconds(
-                    a.number("--register-timeout-seconds", DEFAULT_REGISTER_TIMEOUT_SECONDS)),
-                selected,
-                strict,
-                (int) timeScale);
-        results = dra ? suite.runDra() : suite.run();
-        resource = suite.resource();
-      } finally {
-        plugin.close(); // SIGTERM, then SIGKILL after 5 s
+        plugin = PluginProcess.start(command, env, verbose ? out : null);
+      } catch (PluginProcess.StartException e) {
+        plugin = null;
+        startFailure = e.getMessage();
+      }
+      if (plugin == null) {
+        results = ConformanceSuite.notStarted(startFailure, dra);
+        checked = List.of();
+        unchecked = List.of();
+        pluginOutput = List.of();
+      } else {
+        try {
+          ConformanceSuite suite =
+              new ConformanceSuite(
+                  kubelet,
+                  plugin,
+                  Optional.ofNullable(dra ? driverOption : resourceOption),
+                  Duration.ofSeconds(registerTimeoutSeconds),
+                  selected,
+                  strict,
+                  (int) timeScale,
+                  Duration.ofSeconds(restartTimeoutSeconds));
+          results = dra ? suite.runDra() : suite.run();
+          checked = suite.resources();
+          unchecked = dra ? List.of() : suite.uncheckedResources();
+        } finally {
+          plugin.close(); // SIGTERM to its process group, then SIGKILL after 5 s
+        }
+        pluginOutput = plugin.outputTail(40);
       }
       eventLog = kubelet.eventLog();
-      pluginOutput = plugin.outputTail(40);
     } finally {
       if (tempRoot != null) {
         deleteTree(tempRoot);
@@ -195,59 +308,88 @@ final class ConformCommand {
     }
     Duration total = Duration.between(started, Instant.now());
     boolean failed = results.stream().anyMatch(r -> r.verdict() == Verdict.FAIL);
-    printReport(
-        command,
-        dir,
-        registryDir,
-        resource,
-        results,
-        total,
-        failed,
-        strict,
-        eventLog,
-        pluginOutput,
-        verbose);
-    if (a.get("--junit-xml") != null) {
-      Path xml = Path.of(a.get("--junit-xml"));
-      if (xml.getParent() != null) {
-        Files.createDirectories(xml.getParent());
+    if (startFailure != null) {
+      // One clear line; the JUnit XML below says the same.
+      spec.commandLine().getErr().println("fake-kubelet conform: " + startFailure);
+    } else {
+      printReport(
+          command,
+          dir,
+          registryDir,
+          checked,
+          unchecked,
+          results,
+          total,
+          failed,
+          eventLog,
+          pluginOutput);
+    }
+    if (junitXml != null) {
+      Path xml = junitXml;
+      if (xml.toAbsolutePath().getParent() != null) {
+        Files.createDirectories(xml.toAbsolutePath().getParent());
       }
       Files.writeString(
           xml,
-          JunitXml.write(resource, command, results, strict, total, eventLog, pluginOutput),
+          JunitXml.write(
+              String.join(",", checked), command, results, strict, total, eventLog, pluginOutput),
           StandardCharsets.UTF_8);
       out.println("JUnit XML: " + xml.toAbsolutePath());
     }
-    return failed ? 1 : 0;
+    return failed ? Main.FAILED : Main.OK;
   }
 
   private void printReport(
       List<String> command,
       Path dir,
       Optional<Path> registry,
-      String resource,
+      List<String> checked,
+      List<String> unchecked,
       List<Result> results,
       Duration total,
       boolean failed,
-      boolean strict,
       String eventLog,
-      List<String> pluginOutput,
-      boolean verbose) {
-    out.println("Device plugin conformance (deviceplugin4j fake kubelet)");
+      List<String> pluginOutput) {
+    out.println(
+        (dra ? "DRA driver conformance" : "Device plugin conformance")
+            + " (deviceplugin4j fake kubelet)");
     out.println("  plugin command:   " + abbreviate(command));
     out.println("  plugin directory: " + dir);
     registry.ifPresent(r -> out.println("  registry:         " + r + " (plugin watcher)"));
-    out.println("  resource:         " + (resource == null ? "(none registered)" : resource));
+    String label = dra ? "  driver:           " : "  resources:        ";
+    out.println(
+        label
+            + (checked.isEmpty() ? "(none registered)" : String.join(", ", checked))
+            + (dra || checked.isEmpty()
+                ? ""
+                : resourceOption != null
+                    ? " (--resource)"
+                    : checked.size() == 1
+                        ? " (the one resource it registered)"
+                        : " (every resource it registered, each checked)"));
+    if (!unchecked.isEmpty()) {
+      out.println(
+          "  not checked:      "
+              + String.join(", ", unchecked)
+              + (resourceOption != null
+                  ? " (registered too; --resource names one)"
+                  : " (registered after the checks had run)"));
+    }
     out.println(
         "  levels:           required checks fail the run; recommended checks "
             + (strict ? "too (--strict)" : "warn (fail with --strict)"));
     out.println();
+    boolean several = checked.size() > 1;
     for (Level level : Level.values()) {
       out.println("  " + level.id() + ":");
       for (Result r : results) {
         if (r.check().level == level) {
           out.printf(
-              "  %-4s  %-28s %6d ms  %s%n", r.verdict(), r.check().id, r.millis(), r.message());
+              "  %-4s  %-28s %6d ms  %s%n",
+              r.verdict(),
+              r.check().id,
+              r.millis(),
+              (several && !r.resource().isEmpty() ? "[" + r.resource() + "] " : "") + r.message());
         }
       }
     }

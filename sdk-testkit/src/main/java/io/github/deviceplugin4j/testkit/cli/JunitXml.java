@@ -17,8 +17,11 @@ import java.util.Locale;
  * {@code <testcase>} has {@code classname} equal to its suite's name and a {@code level} property.
  * A failed required check is a {@code <failure>}; a failed recommended check is a {@code <skipped
  * message="recommended: ...">} with the message in {@code <system-out>} too, or a {@code <failure>}
- * in strict mode. The kubelet's event log and the plugin's last output lines are the required
- * suite's {@code <system-out>}.
+ * in strict mode; a required check passed with a warning (a late re-registration) is a {@code
+ * <skipped message="required: ...">}. A check run on each of several resources names the resource
+ * in its testcase name ({@code allocate-each-device [example.com/a]: ...}); the suites' {@code
+ * resource} property lists every resource checked. The kubelet's event log and the plugin's last
+ * output lines are the required suite's {@code <system-out>}.
  */
 final class JunitXml {
   static final String SUITE = "device-plugin-conformance";
@@ -43,6 +46,8 @@ final class JunitXml {
         .append(attr("time", seconds(total.toMillis())))
         .append(">\n");
     String timestamp = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    boolean several =
+        results.stream().map(Result::resource).filter(r -> !r.isEmpty()).distinct().count() > 1;
     for (Level level : Level.values()) {
       List<Result> rs = results.stream().filter(r -> r.check().level == level).toList();
       String name = SUITE + "." + level.id();
@@ -62,7 +67,7 @@ final class JunitXml {
       property(b, "    ", "command", String.join(" ", command));
       b.append("    </properties>\n");
       for (Result r : rs) {
-        testcase(b, name, r);
+        testcase(b, name, r, several);
       }
       if (level == Level.REQUIRED) {
         b.append("    <system-out>")
@@ -79,10 +84,16 @@ final class JunitXml {
     return b.toString();
   }
 
-  private static void testcase(StringBuilder b, String classname, Result r) {
+  private static void testcase(StringBuilder b, String classname, Result r, boolean several) {
     b.append("    <testcase")
         .append(attr("classname", classname))
-        .append(attr("name", r.check().id + ": " + r.check().title))
+        .append(
+            attr(
+                "name",
+                r.check().id
+                    + (several && !r.resource().isEmpty() ? " [" + r.resource() + "]" : "")
+                    + ": "
+                    + r.check().title))
         .append(attr("time", seconds(r.millis())))
         .append(">\n");
     b.append("      <properties>\n");
@@ -105,12 +116,15 @@ final class JunitXml {
               .append("</failure>\n");
       case WARN ->
           b.append("      <skipped")
-              .append(attr("message", "recommended: " + r.message()))
+              .append(attr("message", r.check().level.id() + ": " + r.message()))
               .append("/>\n");
       case SKIP -> b.append("      <skipped").append(attr("message", r.message())).append("/>\n");
     }
     b.append("      <system-out>")
-        .append(text((r.verdict() == Verdict.WARN ? "WARN (recommended): " : "") + r.message()))
+        .append(
+            text(
+                (r.verdict() == Verdict.WARN ? "WARN (" + r.check().level.id() + "): " : "")
+                    + r.message()))
         .append("</system-out>\n");
     b.append("    </testcase>\n");
   }

@@ -4,8 +4,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -15,36 +16,100 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
-/** The plugin under test: a child process whose output is kept (the last lines) for the report. */
+/**
+ * The plugin under test: a child process whose output is kept (the last lines) for the report.
+ *
+ * <p>The command runs in a session and process group of its own ({@code setsid}, when the machine
+ * has it), and every signal goes to the whole group: a plugin started by a wrapper script without
+ * {@code exec}, or one that forks helpers, is stopped with it instead of outliving the run.
+ */
 final class PluginProcess implements AutoCloseable {
   private static final int KEEP_LINES = 200;
+  private static final Optional<Path> SETSID =
+      Stream.of("/usr/bin/setsid", "/bin/setsid")
+          .map(Path::of)
+          .filter(Files::isExecutable)
+          .findFirst();
+  private static final Optional<Path> KILL =
+      Stream.of("/usr/bin/kill", "/bin/kill").map(Path::of).filter(Files::isExecutable).findFirst();
+
+  /** The plugin command cannot be started: the message says why, in one line. */
+  static final class StartException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    StartException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
 
   private final Process process;
+  private final boolean ownGroup;
   private final Instant startedAt;
   private final Deque<String> tail = new ArrayDeque<>();
   private final Thread reader;
 
-  private PluginProcess(Process process, PrintStream echo) {
+  private PluginProcess(Process process, boolean ownGroup, PrintStream echo) {
     this.process = process;
+    this.ownGroup = ownGroup;
     this.startedAt = Instant.now();
     this.reader = new Thread(() -> read(echo), "plugin-output");
     reader.setDaemon(true);
     reader.start();
   }
 
-  static PluginProcess start(List<String> command, Map<String, String> env, PrintStream echo) {
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+  /**
+   * Starts the command in a process group of its own.
+   *
+   * @throws StartException when the program does not exist, is not executable, or cannot start
+   */
+  static PluginProcess start(List<String> command, Map<String, String> env, PrintStream echo)
+      throws StartException {
+    String program = command.get(0);
+    Map<String, String> environment = new java.util.HashMap<>(System.getenv());
+    environment.putAll(env);
+    checkProgram(program, environment.getOrDefault("PATH", ""));
+    List<String> argv = new ArrayList<>();
+    // setsid(1) makes the child a session and process group leader (it does not fork: a child of
+    // the JVM is not a group leader), so the group's ID is the child's PID.
+    SETSID.ifPresent(p -> argv.add(p.toString()));
+    argv.addAll(command);
+    ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
     pb.environment().putAll(env);
     pb.redirectInput(ProcessBuilder.Redirect.PIPE);
     try {
       Process p = pb.start();
       p.getOutputStream().close();
-      return new PluginProcess(p, echo);
+      return new PluginProcess(p, SETSID.isPresent() && KILL.isPresent(), echo);
     } catch (IOException e) {
-      throw new UncheckedIOException(
-          "cannot start the plugin command " + command + ": " + e.getMessage(), e);
+      throw new StartException(
+          "cannot start the plugin command " + program + ": " + e.getMessage(), e);
     }
+  }
+
+  /** Fails early and clearly for a program that cannot run (setsid would only print an error). */
+  private static void checkProgram(String program, String path) throws StartException {
+    if (program.contains("/")) {
+      Path p = Path.of(program);
+      if (!Files.exists(p)) {
+        throw new StartException(
+            "cannot start the plugin command: " + program + ": no such file", null);
+      }
+      if (Files.isDirectory(p) || !Files.isExecutable(p)) {
+        throw new StartException(
+            "cannot start the plugin command: " + program + ": not an executable file", null);
+      }
+      return;
+    }
+    for (String dir : path.split(":")) {
+      Path p = Path.of(dir.isEmpty() ? "." : dir).resolve(program);
+      if (Files.isExecutable(p) && !Files.isDirectory(p)) {
+        return;
+      }
+    }
+    throw new StartException(
+        "cannot start the plugin command: " + program + ": not found on PATH", null);
   }
 
   private void read(PrintStream echo) {
@@ -81,16 +146,76 @@ final class PluginProcess implements AutoCloseable {
   }
 
   /**
-   * Sends SIGTERM and waits.
+   * Sends SIGTERM to the plugin's process group and waits until the whole group has exited.
    *
-   * @return the exit code, empty when the process did not exit in time
+   * @return the started process's exit code, empty when the group did not exit in time
    */
   Optional<Integer> terminate(Duration timeout) throws InterruptedException {
-    process.destroy();
-    if (process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      return Optional.of(process.exitValue());
+    long deadline = System.nanoTime() + timeout.toNanos();
+    signal("TERM");
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      return Optional.empty();
     }
-    return Optional.empty();
+    // A wrapper script dies at once; the plugin it started is done when the whole group is.
+    while (groupAlive() && System.nanoTime() < deadline) {
+      Thread.sleep(20); // polling the group: no event tells when its last member exits
+    }
+    return groupAlive() ? Optional.empty() : Optional.of(process.exitValue());
+  }
+
+  /** Signals the process group (or, without setsid, the process and its descendants). */
+  private void signal(String name) {
+    if (ownGroup) {
+      try {
+        Process k =
+            new ProcessBuilder(KILL.get().toString(), "-s", name, "--", "-" + process.pid())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        k.waitFor(5, TimeUnit.SECONDS);
+        return;
+      } catch (IOException e) {
+        // fall back to the process handles below
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    boolean force = name.equals("KILL");
+    process
+        .descendants()
+        .forEach(
+            h -> {
+              if (force) {
+                h.destroyForcibly();
+              } else {
+                h.destroy();
+              }
+            });
+    if (force) {
+      process.destroyForcibly();
+    } else {
+      process.destroy();
+    }
+  }
+
+  /** Whether any process of the plugin's group is still there. */
+  private boolean groupAlive() {
+    if (!ownGroup) {
+      return process.isAlive() || process.descendants().anyMatch(ProcessHandle::isAlive);
+    }
+    try {
+      Process k =
+          new ProcessBuilder(KILL.get().toString(), "-0", "--", "-" + process.pid())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      return k.waitFor(5, TimeUnit.SECONDS) && k.exitValue() == 0;
+    } catch (IOException e) {
+      return process.isAlive();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return process.isAlive();
+    }
   }
 
   List<String> outputTail(int lines) {
@@ -105,19 +230,26 @@ final class PluginProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the whole process group: SIGTERM, then SIGKILL for whatever is left after 5 s. A wrapper
+   * script's children are in the group too, so none outlives the run.
+   */
   @Override
   public void close() {
-    if (!process.isAlive()) {
-      return;
-    }
-    process.destroy();
+    signal("TERM");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     try {
-      if (!process.waitFor(5, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+      process.waitFor(5, TimeUnit.SECONDS);
+      while (groupAlive() && System.nanoTime() < deadline) {
+        Thread.sleep(50); // polling the group: no event tells when its last member exits
+      }
+      if (groupAlive()) {
+        signal("KILL");
+        process.waitFor(5, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      process.destroyForcibly();
+      signal("KILL");
     }
   }
 }

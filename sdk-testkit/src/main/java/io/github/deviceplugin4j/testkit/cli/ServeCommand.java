@@ -22,81 +22,122 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
 
 /** {@code fake-kubelet serve}: a fake kubelet driven by stdin, events as JSON lines on stdout. */
-final class ServeCommand {
-  static final String HELP =
-      """
-      fake-kubelet serve --dir DIR [--watcher-dir DIR] [--pod-resources SOCKET]
-                         [--grace-period-seconds N] [--supported-versions v1beta1,...]
-                         [--kubelet-version 1.26|1.32|1.34|latest] [--exit-on-eof]
+@CommandLine.Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    header = "Run the fake kubelet: commands on stdin, events as JSON lines on stdout.",
+    description = {
+      "Serves kubelet.sock in DIR (and watches a plugins registry, and serves PodResources) and"
+          + " prints every event as one JSON object per line on stdout. Commands on stdin, one a"
+          + " line:",
+      "  allocate RESOURCE COUNT       the kubelet chooses COUNT devices",
+      "  allocate RESOURCE ID...       exactly these IDs (--ids before a numeric ID)",
+      "  release POD_UID [CONTAINER]   release a pod's (or one container's) devices",
+      "  devices RESOURCE              print the devices, capacity and allocatable",
+      "  await-registration RESOURCE [SECONDS]",
+      "                                wait for a registration (default 10 s)",
+      "  await-devices RESOURCE COUNT [SECONDS]",
+      "                                wait for COUNT healthy devices (default 10 s)",
+      "  cancel RESOURCE               cancel ListAndWatch (the kubelet reopens it)",
+      "  drop RESOURCE                 drop the plugin's connection",
+      "  restart                       restart like a kubelet: sockets deleted, served",
+      "                                again",
+      "  quit                          stop and exit 0",
+      "At the end of stdin the fake keeps serving until SIGTERM/SIGINT, or exits with"
+          + " --exit-on-eof.",
+      ""
+    },
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+      "0:stopped by quit, the end of stdin (--exit-on-eof), SIGTERM or SIGINT",
+      "1:a runtime failure (e.g. the directory or a socket cannot be used)",
+      "2:a usage error"
+    })
+final class ServeCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-        Serves kubelet.sock in DIR (and watches a plugins registry, and serves PodResources) and
-        prints every event as one JSON object per line on stdout. --kubelet-version picks which
-        kubelet's behaviour is modelled where versions differ (default latest; see
-        KubeletProfile): e.g. 1.26 and 1.32 delete every regular file of DIR on a restart, newer
-        ones only sockets. Commands on stdin, one a line:
-          allocate RESOURCE COUNT         the kubelet chooses COUNT devices
-          allocate RESOURCE ID...         exactly these device IDs (use --ids before a numeric ID)
-          release POD_UID [CONTAINER]     release a pod's (or one container's) devices
-          devices RESOURCE                print the device list, capacity and allocatable
-          await-registration RESOURCE [SECONDS]
-                                          wait for a registration (default 10 s)
-          await-devices RESOURCE COUNT [SECONDS]
-                                          wait until COUNT devices are healthy (default 10 s)
-          cancel RESOURCE                 cancel the ListAndWatch stream (the kubelet reopens it)
-          drop RESOURCE                   drop the plugin's connection
-          restart                         restart like a kubelet: sockets deleted, served again
-          quit                            stop and exit 0
-        At the end of stdin the fake keeps serving until SIGTERM/SIGINT, or exits with
-        --exit-on-eof.
-      """;
+  @CommandLine.Option(
+      names = "--dir",
+      required = true,
+      paramLabel = "DIR",
+      description = "The device plugin directory: kubelet.sock is served there.")
+  Path dir;
+
+  @CommandLine.Option(
+      names = "--watcher-dir",
+      paramLabel = "DIR",
+      description = "Watch this plugins registry directory (plugin watcher registration).")
+  Path watcherDir;
+
+  @CommandLine.Option(
+      names = "--pod-resources",
+      paramLabel = "SOCKET",
+      description = "Serve the PodResources API on this socket.")
+  Path podResources;
+
+  @CommandLine.Option(
+      names = "--grace-period-seconds",
+      paramLabel = "N",
+      description =
+          "How long a disconnected resource is kept before it is removed (default: 300, as the"
+              + " kubelet).")
+  Long gracePeriodSeconds;
+
+  @CommandLine.Option(
+      names = "--supported-versions",
+      paramLabel = "VERSION",
+      split = ",",
+      description = "The device plugin API versions Register accepts (default: v1beta1).")
+  List<String> supportedVersions;
+
+  @CommandLine.Mixin KubeletVersionOption kubeletVersion = new KubeletVersionOption();
+
+  @CommandLine.Option(
+      names = "--exit-on-eof",
+      description = "Exit at the end of stdin instead of serving until SIGTERM.")
+  boolean exitOnEof;
 
   private final PrintStream out;
+  private final InputStream in;
   // await-registration waits for a registration after the last restart (race-free, by sequence).
   private volatile Mark lastRestart = new Mark(0, 0, java.time.Instant.EPOCH);
 
-  ServeCommand(PrintStream out) {
+  ServeCommand(PrintStream out, InputStream in) {
     this.out = out;
+    this.in = in;
   }
 
+  @Override
   @SuppressWarnings("try") // the shutdown hook closes the kubelet too; close() is idempotent
-  int run(List<String> argv, InputStream in) throws IOException {
-    Args a =
-        Args.parse(
-            argv,
-            Set.of(
-                "--dir",
-                "--watcher-dir",
-                "--pod-resources",
-                "--grace-period-seconds",
-                "--supported-versions",
-                "--kubelet-version"),
-            Set.of("--exit-on-eof"));
-    if (a.get("--dir") == null) {
-      throw new Args.UsageException("serve needs --dir DIR");
-    }
-    if (!a.command.isEmpty()) {
-      throw new Args.UsageException("serve takes no command after --");
+  public Integer call() throws IOException {
+    if (gracePeriodSeconds != null && gracePeriodSeconds < 0) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--grace-period-seconds: " + gracePeriodSeconds + " is negative");
     }
     FakeKubelet.Builder b =
         FakeKubelet.builder()
-            .pluginDir(Path.of(a.get("--dir")))
-            .profile(Args.kubeletProfile(a))
+            .pluginDir(dir)
+            .profile(kubeletVersion.profile)
             .eventListener(this::print);
-    if (a.get("--watcher-dir") != null) {
-      b.registryDir(Path.of(a.get("--watcher-dir")));
+    if (watcherDir != null) {
+      b.registryDir(watcherDir);
     }
-    if (a.get("--pod-resources") != null) {
-      b.podResourcesSocket(Path.of(a.get("--pod-resources")));
+    if (podResources != null) {
+      b.podResourcesSocket(podResources);
     }
-    if (a.get("--grace-period-seconds") != null) {
-      b.gracePeriod(Duration.ofSeconds(a.number("--grace-period-seconds", 300)));
+    if (gracePeriodSeconds != null) {
+      b.gracePeriod(Duration.ofSeconds(gracePeriodSeconds));
     }
-    if (a.get("--supported-versions") != null) {
-      b.supportedVersions(a.get("--supported-versions").split(","));
+    if (supportedVersions != null) {
+      b.supportedVersions(supportedVersions.toArray(String[]::new));
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook;
@@ -119,7 +160,7 @@ final class ServeCommand {
       while (!quit && (line = reader.readLine()) != null) {
         quit = !handle(kubelet, line.trim());
       }
-      if (!quit && !a.flag("--exit-on-eof")) {
+      if (!quit && !exitOnEof) {
         // Serve until the process is told to stop; the shutdown hook closes the kubelet.
         try {
           stopped.await();

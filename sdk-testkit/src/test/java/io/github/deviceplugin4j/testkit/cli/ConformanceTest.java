@@ -117,7 +117,9 @@ class ConformanceTest {
     String report = Files.readString(xml);
     assertThat(report)
         .contains("<testsuites name=\"device-plugin-conformance\" tests=\"14\" failures=\"0\"")
-        .contains("name=\"re-registers-after-restart: re-registers within 5 s of a restart\"")
+        .contains(
+            "name=\"re-registers-after-restart: registers again after a kubelet restart (late:"
+                + " warning; never: failure)\"")
         .doesNotContain("<failure");
     Document doc = parse(xml);
     assertThat(doc.getElementsByTagName("testcase").getLength()).isEqualTo(14);
@@ -269,6 +271,9 @@ class ConformanceTest {
                 check,
                 "--register-timeout-seconds",
                 REGISTER_TIMEOUT_SECONDS,
+                // no-reregister never comes back: any timeout shows it, a short one is quick.
+                "--restart-timeout",
+                "5",
                 "--time-scale",
                 "1"),
             pluginCommand("--break", mode));
@@ -307,5 +312,147 @@ class ConformanceTest {
         .containsPattern("PASS  registers ")
         .containsPattern("WARN  " + check + " ")
         .contains("Conformance PASSED: 14 checks, 1 passed, 0 failed, 1 warning, 12 skipped");
+  }
+
+  @Test
+  void aPluginBackSixSecondsAfterARestartPassesWithAWarningGivingTheTime() {
+    // The kubelet accepts a registration whenever it comes (plugin/v1beta1/server.go sets no
+    // deadline): a late one warns with the time it took; only "never" fails.
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--checks",
+                "re-registers-after-restart",
+                "--register-timeout-seconds",
+                REGISTER_TIMEOUT_SECONDS,
+                // Scale 1: "late" means later than the 5 s a prompt plugin needs.
+                "--time-scale",
+                "1",
+                // The plugin waits 6 s on its own timer; 120 s leaves a starved machine room.
+                "--restart-timeout",
+                "120"),
+            pluginCommand("--re-register-delay-ms", "6000"));
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output())
+        .containsPattern(
+            "WARN  re-registers-after-restart +\\d+ ms  registered again late, \\d+ ms after the"
+                + " restart \\(more than 5 s\\)")
+        .contains("the kubelet accepts it")
+        .contains("Conformance PASSED: 14 checks, 1 passed, 0 failed, 1 warning, 12 skipped");
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("registered again late, (\\d+) ms").matcher(run.output());
+    assertThat(m.find()).isTrue();
+    assertThat(Long.parseLong(m.group(1))).isGreaterThanOrEqualTo(6000);
+  }
+
+  @Test
+  void aPluginThatNeverComesBackFailsWithADistinctMessage() {
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--checks",
+                "re-registers-after-restart",
+                "--register-timeout-seconds",
+                REGISTER_TIMEOUT_SECONDS,
+                // It never comes back, so any timeout shows it; a short one keeps the test quick.
+                "--restart-timeout",
+                "3"),
+            pluginCommand("--break", "no-reregister"));
+    assertThat(run.exitCode()).as(run.output()).isEqualTo(1);
+    assertThat(run.output())
+        .containsPattern("FAIL  re-registers-after-restart ")
+        .contains("never registered again: no registration of example.com/raw within 3 s")
+        .doesNotContain("registered again late");
+  }
+
+  @Test
+  void everyResourceThePluginRegistersIsCheckedAndNamed() {
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--register-timeout-seconds",
+                REGISTER_TIMEOUT_SECONDS),
+            pluginCommand("--devices", "2", "--also", "example.com/second"));
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output())
+        .contains("resources:        example.com/raw, example.com/second (every resource it")
+        .containsPattern("PASS  allocate-each-device +\\d+ ms  \\[example.com/raw\\] ")
+        .containsPattern("PASS  allocate-each-device +\\d+ ms  \\[example.com/second\\] ")
+        .containsPattern("PASS  list-under-4mib +\\d+ ms  \\[example.com/second\\] ")
+        .containsPattern("re-registered example.com/raw \\d+ ms, example.com/second \\d+ ms");
+  }
+
+  @Test
+  void aPluginCommandThatCannotStartIsOneLineExitOneAndAJunitXml() throws Exception {
+    Path xml = tmp.resolve("out/none.xml");
+    Run run =
+        conform(List.of("--junit-xml", xml.toString()), List.of(tmp.resolve("no/such").toString()));
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.output())
+        .contains(
+            "fake-kubelet conform: cannot start the plugin command: "
+                + tmp.resolve("no/such")
+                + ": no such file")
+        .doesNotContain("Exception")
+        .doesNotContain("\tat ");
+    Document doc = parse(xml);
+    Element registers = testcases(doc, "device-plugin-conformance.required").get("registers");
+    assertThat(
+            ((Element) registers.getElementsByTagName("failure").item(0)).getAttribute("message"))
+        .contains("cannot start the plugin command");
+  }
+
+  @Test
+  void aPluginBehindAWrapperScriptWithoutExecDoesNotOutliveTheRun() throws Exception {
+    // The wrapper runs the plugin as its child (no exec): only a signal to the whole process
+    // group reaches the plugin.
+    String marker = "wrapped-" + System.nanoTime();
+    Path script = tmp.resolve("wrapper.sh");
+    List<String> plugin = pluginCommand("--socket", marker + ".sock");
+    StringBuilder line = new StringBuilder();
+    for (String a : plugin) {
+      line.append('\'').append(a.replace("'", "'\\''")).append("' ");
+    }
+    Files.writeString(script, "#!/bin/sh\n" + line + "\necho wrapper done\n");
+    script.toFile().setExecutable(true);
+    Run run =
+        conform(
+            List.of(
+                "--dir",
+                tmp.resolve("dp").toString(),
+                "--checks",
+                "removes-socket-on-sigterm",
+                "--register-timeout-seconds",
+                REGISTER_TIMEOUT_SECONDS),
+            List.of(script.toString()));
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output()).containsPattern("PASS  removes-socket-on-sigterm ");
+    assertThat(
+            ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().orElse("").contains(marker))
+                .filter(ProcessHandle::isAlive)
+                .toList())
+        .as("plugin processes left running")
+        .isEmpty();
+  }
+
+  @Test
+  void draAgainstADevicePluginSaysSoAtOnce() {
+    Run run =
+        conform(
+            List.of("--dra", "--register-timeout-seconds", REGISTER_TIMEOUT_SECONDS),
+            pluginCommand());
+    assertThat(run.exitCode()).as(run.output()).isEqualTo(1);
+    assertThat(run.output())
+        .startsWith("DRA driver conformance (deviceplugin4j fake kubelet)")
+        .doesNotContain("Device plugin conformance")
+        .contains("the plugin registered as a device plugin (example.com/raw), not as a DRA driver")
+        .contains("run conform without --dra");
   }
 }

@@ -143,13 +143,14 @@ class ServeCommandTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     PrintStream ps = new PrintStream(err, true, StandardCharsets.UTF_8);
     assertThat(Main.run(new String[] {"serve"}, System.in, ps, ps)).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("serve needs --dir DIR");
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("Missing required option: '--dir=DIR'");
     err.reset();
     assertThat(Main.run(new String[] {"conform", "--checks", "nope", "--", "x"}, System.in, ps, ps))
         .isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown check nope");
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--checks: unknown check 'nope'");
     err.reset();
-    assertThat(Main.run(new String[] {"--help"}, System.in, ps, ps)).isZero();
+    assertThat(Main.run(new String[] {"conform", "--help"}, System.in, ps, ps)).isZero();
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("fake-kubelet conform")
         .contains("re-registers-after-restart");

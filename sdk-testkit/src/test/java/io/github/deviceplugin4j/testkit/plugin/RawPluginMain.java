@@ -48,6 +48,11 @@ import java.util.Set;
  *   <li>{@code oversize-list}: advertises a device list over 4 MiB
  *   <li>{@code keep-socket-on-sigterm}: leaves its socket behind
  * </ul>
+ *
+ * <p>{@code --re-register-delay-ms N} makes it register again only N ms after a kubelet restart
+ * (like a plugin that polls its socket and retries on a fixed timer, e.g. squat's
+ * generic-device-plugin: 5.5-6 s). {@code --also NAME} serves and registers a second resource with
+ * the same devices on {@code raw-also.sock}.
  */
 public final class RawPluginMain {
   private RawPluginMain() {}
@@ -60,6 +65,8 @@ public final class RawPluginMain {
     String resource = o.getOrDefault("--resource", "example.com/raw");
     int count = Integer.parseInt(o.getOrDefault("--devices", "4"));
     String mode = o.getOrDefault("--break", "none");
+    long reRegisterDelayMillis = Long.parseLong(o.getOrDefault("--re-register-delay-ms", "0"));
+    String also = o.get("--also");
     Path dir = Path.of(o.getOrDefault("--dir", System.getenv("DEVICE_PLUGIN_DIR")));
     String registryEnv = System.getenv("PLUGINS_REGISTRY_DIR");
     boolean watcher = registryEnv != null && !registryEnv.isEmpty();
@@ -89,6 +96,12 @@ public final class RawPluginMain {
       }
     }
     TestPlugin plugin = new TestPlugin(resource, socket).devices(devices).options(true, true);
+    TestPlugin second =
+        also == null
+            ? null
+            : new TestPlugin(also, dir.resolve("raw-also.sock"))
+                .devices(devices)
+                .options(false, false);
     if (watcher) {
       plugin.pluginInfo(
           PluginInfo.newBuilder()
@@ -130,6 +143,9 @@ public final class RawPluginMain {
                   } else {
                     System.out.println("SIGTERM: stopping");
                     plugin.stop();
+                    if (second != null) {
+                      second.stop();
+                    }
                   }
                 }));
 
@@ -152,6 +168,9 @@ public final class RawPluginMain {
       new java.util.concurrent.CountDownLatch(1).await();
       return;
     }
+    // Watch before the first registration: a kubelet restart right after it is not missed.
+    WatchService ws = FileSystems.getDefault().newWatchService();
+    dir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
     if (mode.equals("bad-register-first")) {
       try {
         plugin.register(kubeletSocket, "v1alpha1", resource, name);
@@ -164,17 +183,28 @@ public final class RawPluginMain {
     } else if (!register(plugin, kubeletSocket) && mode.equals("options-error")) {
       System.exit(1); // the kubelet refused it for good: no reason to wait for the timeout
     }
-    try (WatchService ws = FileSystems.getDefault().newWatchService()) {
-      dir.register(ws, StandardWatchEventKinds.ENTRY_CREATE);
+    if (second != null) {
+      second.start();
+      register(second, kubeletSocket);
+    }
+    try (ws) {
       while (true) {
         WatchKey key = ws.take();
         for (WatchEvent<?> e : key.pollEvents()) {
           if (kubeletSocket.getFileName().equals(e.context()) && !mode.equals("no-reregister")) {
-            if (!Files.exists(socket)) {
-              plugin.stop();
-              plugin.start();
+            if (reRegisterDelayMillis > 0) {
+              // The plugin's own timer (what it does, not a test waiting): it comes back late.
+              System.out.println(
+                  "kubelet restarted: registering again in " + reRegisterDelayMillis + " ms");
+              Thread.sleep(reRegisterDelayMillis);
             }
-            register(plugin, kubeletSocket);
+            for (TestPlugin p : second == null ? List.of(plugin) : List.of(plugin, second)) {
+              if (!Files.exists(p.socket())) {
+                p.stop();
+                p.start();
+              }
+              register(p, kubeletSocket);
+            }
           }
         }
         key.reset();

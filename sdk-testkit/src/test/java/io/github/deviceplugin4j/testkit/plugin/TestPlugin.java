@@ -79,6 +79,8 @@ public final class TestPlugin implements AutoCloseable {
   private volatile List<Device> devices = List.of();
   private volatile DevicePluginOptions options = DevicePluginOptions.getDefaultInstance();
   private volatile Function<AllocateRequest, AllocateResponse> allocate = this::defaultAllocate;
+  private volatile Function<PreStartContainerRequest, PreStartContainerResponse> preStart =
+      r -> PreStartContainerResponse.getDefaultInstance();
   private volatile Function<PreferredAllocationRequest, PreferredAllocationResponse> preferred =
       TestPlugin::defaultPreferred;
   private volatile Function<Empty, DevicePluginOptions> optionsAnswer = e -> options;
@@ -176,6 +178,12 @@ public final class TestPlugin implements AutoCloseable {
 
   public TestPlugin allocateAnswer(Function<AllocateRequest, AllocateResponse> answer) {
     this.allocate = answer;
+    return this;
+  }
+
+  public TestPlugin preStartAnswer(
+      Function<PreStartContainerRequest, PreStartContainerResponse> answer) {
+    this.preStart = answer;
     return this;
   }
 
@@ -497,8 +505,12 @@ public final class TestPlugin implements AutoCloseable {
     public void preStartContainer(
         PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
       preStarts.add(request);
-      out.onNext(PreStartContainerResponse.getDefaultInstance());
-      out.onCompleted();
+      try {
+        out.onNext(preStart.apply(request));
+        out.onCompleted();
+      } catch (RuntimeException e) {
+        out.onError(e);
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.dra.testkit;
 
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -10,6 +11,11 @@ import java.util.Objects;
  * One test's simulated node for a DRA driver, as {@link DraTest @DraTest} sets it up: the fake
  * kubelet, the mock API server and its client, the node name, and short directories for the
  * driver's sockets. Valid until the end of the test.
+ *
+ * <p>It plays the scheduler too: {@link #allocate(ResourceClaim)} allocates a claim from the
+ * published slices like the 1.37 scheduler ({@link DraScheduler} says what is modelled), {@link
+ * #assign} writes an allocation the test chose by hand, and {@link #scheduler()} has the rest
+ * (pods, extended resources).
  */
 public final class DraCluster {
   private final FakeKubelet kubelet;
@@ -17,6 +23,7 @@ public final class DraCluster {
   private final KubernetesClient client;
   private final String nodeName;
   private final Path root;
+  private final DraScheduler scheduler;
 
   DraCluster(
       FakeKubelet kubelet,
@@ -29,6 +36,7 @@ public final class DraCluster {
     this.client = client;
     this.nodeName = nodeName;
     this.root = root;
+    this.scheduler = DraScheduler.forNode(client, nodeName);
   }
 
   /**
@@ -96,5 +104,43 @@ public final class DraCluster {
    */
   public Path cdiDir() {
     return root.resolve("cdi");
+  }
+
+  /**
+   * The scheduler for this node: claims, pods, extended resources.
+   *
+   * @return the scheduler
+   */
+  public DraScheduler scheduler() {
+    return scheduler;
+  }
+
+  /**
+   * Allocates a claim from the slices and DeviceClasses in the API server, as the scheduler would:
+   * stores the claim if it is not stored yet, then writes {@code status.allocation}.
+   *
+   * @param claim the claim with its device requests
+   * @return the claim as stored, allocated
+   * @throws DraAllocationException when it cannot be allocated, saying why
+   */
+  public ResourceClaim allocate(ResourceClaim claim) {
+    return scheduler.allocate(claim);
+  }
+
+  /**
+   * Stores a claim allocated to one device of this node's pool that the test chose by hand (no
+   * slice or class is checked): for a test that must know which device the driver prepares.
+   *
+   * @param namespace the claim's namespace
+   * @param claimName the claim's name
+   * @param request the request's name
+   * @param driver the driver that published the device
+   * @param device the device's name in the node's pool
+   * @return the claim as stored, allocated
+   */
+  public ResourceClaim assign(
+      String namespace, String claimName, String request, String driver, String device) {
+    return scheduler.assign(
+        namespace, claimName, DraScheduler.device(request, driver, nodeName, device));
   }
 }

@@ -1,11 +1,17 @@
 package io.github.deviceplugin4j.dra.testkit;
 
+import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 /**
  * One test's simulated node for a DRA driver, as {@link DraTest @DraTest} sets it up: the fake
@@ -58,8 +64,7 @@ public final class DraCluster {
   }
 
   /**
-   * A client of the mock API server, for the driver and for the test (which plays the scheduler by
-   * writing claim allocations).
+   * A client of the mock API server, for the driver and for the test (DeviceClasses, claims, pods).
    *
    * @return the client
    */
@@ -142,5 +147,58 @@ public final class DraCluster {
       String namespace, String claimName, String request, String driver, String device) {
     return scheduler.assign(
         namespace, claimName, DraScheduler.device(request, driver, nodeName, device));
+  }
+
+  /**
+   * Waits until the devices a driver publishes for this node (its ResourceSlices in the API server)
+   * satisfy a condition: a driver publishes after it starts, and again after the kubelet wiped its
+   * slices, so a test allocates only once they are there. The API server is polled every 20 ms.
+   *
+   * @param driver the driver name
+   * @param condition what the devices must satisfy, e.g. {@code list -> list.size() == 2}
+   * @param timeout how long to wait
+   * @return the devices that satisfied it, in slice order
+   * @throws IllegalStateException when the timeout passes first, with the last devices seen
+   */
+  public List<Device> awaitDevices(
+      String driver, Predicate<List<Device>> condition, Duration timeout) {
+    Objects.requireNonNull(driver, "driver");
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      List<Device> devices =
+          client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems().stream()
+              .filter(
+                  s ->
+                      driver.equals(s.getSpec().getDriver())
+                          && nodeName.equals(s.getSpec().getNodeName()))
+              .sorted(java.util.Comparator.comparing(s -> s.getMetadata().getName()))
+              .flatMap(
+                  s ->
+                      s.getSpec().getDevices() == null
+                          ? java.util.stream.Stream.<Device>empty()
+                          : s.getSpec().getDevices().stream())
+              .toList();
+      if (condition.test(devices)) {
+        return devices;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(
+            "timed out after "
+                + timeout
+                + " waiting for the devices of "
+                + driver
+                + " on "
+                + nodeName
+                + "; last seen: "
+                + devices.stream().map(Device::getName).toList(),
+            new TimeoutException());
+      }
+      try {
+        TimeUnit.MILLISECONDS.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted waiting for the devices of " + driver, e);
+      }
+    }
   }
 }

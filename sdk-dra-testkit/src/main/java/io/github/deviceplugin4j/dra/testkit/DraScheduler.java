@@ -20,8 +20,11 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReference;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimList;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import java.math.BigDecimal;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -126,7 +129,7 @@ public final class DraScheduler {
     Objects.requireNonNull(claim, "claim");
     String namespace = claim.getMetadata().getNamespace();
     String name = claim.getMetadata().getName();
-    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace(namespace);
+    var claims = claims(namespace);
     ResourceClaim stored = claims.withName(name).get();
     if (stored == null) {
       stored = claims.resource(claim).create();
@@ -143,14 +146,7 @@ public final class DraScheduler {
    * @throws DraAllocationException when it cannot be allocated, or does not exist
    */
   public ResourceClaim allocate(String namespace, String name) {
-    ResourceClaim stored =
-        client
-            .dynamicResourceAllocation()
-            .v1()
-            .resourceClaims()
-            .inNamespace(namespace)
-            .withName(name)
-            .get();
+    ResourceClaim stored = claims(namespace).withName(name).get();
     if (stored == null) {
       throw new DraAllocationException(namespace + "/" + name, "no such ResourceClaim");
     }
@@ -200,13 +196,7 @@ public final class DraScheduler {
       }
       b.editOrNewStatus().withReservedFor(refs).endStatus();
     }
-    return client
-        .dynamicResourceAllocation()
-        .v1()
-        .resourceClaims()
-        .inNamespace(namespaceOf(stored))
-        .resource(b.build())
-        .updateStatus();
+    return claims(namespaceOf(stored)).resource(b.build()).updateStatus();
   }
 
   /**
@@ -240,11 +230,7 @@ public final class DraScheduler {
               .build());
     }
     ResourceClaim created =
-        client
-            .dynamicResourceAllocation()
-            .v1()
-            .resourceClaims()
-            .inNamespace(namespace)
+        claims(namespace)
             .resource(
                 new ResourceClaimBuilder()
                     .withNewMetadata()
@@ -319,7 +305,7 @@ public final class DraScheduler {
       throw new DraAllocationException("", "no pod " + namespace + "/" + podName);
     }
     List<PodResourceClaimStatus> generated = new ArrayList<>();
-    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace(namespace);
+    var claims = claims(namespace);
     for (PodResourceClaim pc : orEmpty(pod.getSpec().getResourceClaims())) {
       String claimName = pc.getResourceClaimName();
       if (claimName == null && pc.getResourceClaimTemplateName() != null) {
@@ -373,11 +359,7 @@ public final class DraScheduler {
               + pc.getResourceClaimTemplateName()
               + " not found");
     }
-    return client
-        .dynamicResourceAllocation()
-        .v1()
-        .resourceClaims()
-        .inNamespace(namespace)
+    return claims(namespace)
         .resource(
             new ResourceClaimBuilder()
                 .withNewMetadata()
@@ -464,14 +446,7 @@ public final class DraScheduler {
             .build();
     // Upstream allocates in memory first and creates the claim only when it fits.
     AllocationResult allocation = allocator(claim).allocate(claim, labels(namespaceOf(claim)));
-    ResourceClaim created =
-        client
-            .dynamicResourceAllocation()
-            .v1()
-            .resourceClaims()
-            .inNamespace(namespaceOf(claim))
-            .resource(claim)
-            .create();
+    ResourceClaim created = claims(namespaceOf(claim)).resource(claim).create();
     writeAllocation(writeAllocation(created, allocation, null), null, pod);
     PodExtendedResourceClaimStatus status = new PodExtendedResourceClaimStatus();
     status.setResourceClaimName(created.getMetadata().getName());
@@ -488,6 +463,11 @@ public final class DraScheduler {
         .withController(true)
         .withBlockOwnerDeletion(true)
         .build();
+  }
+
+  private NonNamespaceOperation<ResourceClaim, ResourceClaimList, Resource<ResourceClaim>> claims(
+      String namespace) {
+    return client.dynamicResourceAllocation().v1().resourceClaims().inNamespace(namespace);
   }
 
   private Map<String, String> labels(String namespace) {

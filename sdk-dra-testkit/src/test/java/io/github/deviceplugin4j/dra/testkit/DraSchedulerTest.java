@@ -189,32 +189,7 @@ class DraSchedulerTest {
 
   @Test
   void aCardAndItsPartitionsAreNeverBookedTwiceThroughTheirSharedCounters() {
-    Map<String, Counter> whole = Map.of("memory", counter("40Gi"));
-    Map<String, Counter> half = Map.of("memory", counter("20Gi"));
-    publish(
-        b ->
-            b.editSpec()
-                .withSharedCounters(
-                    new CounterSetBuilder().withName("card-0").withCounters(whole).build())
-                .endSpec(),
-        device("card-0", "whole")
-            .addNewConsumesCounter()
-            .withCounterSet("card-0")
-            .withCounters(whole)
-            .endConsumesCounter()
-            .build(),
-        device("card-0-part-0", "half")
-            .addNewConsumesCounter()
-            .withCounterSet("card-0")
-            .withCounters(half)
-            .endConsumesCounter()
-            .build(),
-        device("card-0-part-1", "half")
-            .addNewConsumesCounter()
-            .withCounterSet("card-0")
-            .withCounters(half)
-            .endConsumesCounter()
-            .build());
+    publishCardWithTwoHalves();
 
     assertThat(devices(cluster.allocate(claim("p0", model("half")))))
         .containsExactly("card-0-part-0");
@@ -227,30 +202,11 @@ class DraSchedulerTest {
 
   @Test
   void theWholeCardTakesEveryPartitionsCounters() {
-    Map<String, Counter> whole = Map.of("memory", counter("40Gi"));
-    Map<String, Counter> half = Map.of("memory", counter("20Gi"));
-    publish(
-        b ->
-            b.editSpec()
-                .withSharedCounters(
-                    new CounterSetBuilder().withName("card-0").withCounters(whole).build())
-                .endSpec(),
-        device("card-0", "whole")
-            .addNewConsumesCounter()
-            .withCounterSet("card-0")
-            .withCounters(whole)
-            .endConsumesCounter()
-            .build(),
-        device("card-0-part-0", "half")
-            .addNewConsumesCounter()
-            .withCounterSet("card-0")
-            .withCounters(half)
-            .endConsumesCounter()
-            .build());
+    publishCardWithTwoHalves();
 
     assertThat(devices(cluster.allocate(claim("card", model("whole"))))).containsExactly("card-0");
     assertThatThrownBy(() -> cluster.allocate(claim("p0", model("half"))))
-        .hasMessageContaining("1 match, 0 free, 1 counter card-0/memory exhausted");
+        .hasMessageContaining("2 match, 0 free, 2 counter card-0/memory exhausted");
   }
 
   @Test
@@ -463,7 +419,39 @@ class DraSchedulerTest {
   }
 
   @Test
-  void aMissingClassAndANonBooleanSelectorAreNamed() {
+  void firstAvailableTakesTheFirstSubrequestThatFits() {
+    publish(device("gpu-0", "a100").build());
+    ResourceClaim c =
+        cluster.allocate(
+            new ResourceClaimBuilder()
+                .withNewMetadata()
+                .withName("prioritized")
+                .withNamespace("team-a")
+                .endMetadata()
+                .withNewSpec()
+                .withNewDevices()
+                .addNewRequest()
+                .withName("gpu")
+                .addNewFirstAvailable()
+                .withName("big")
+                .withDeviceClassName(DRIVER)
+                .withCount(2L)
+                .endFirstAvailable()
+                .addNewFirstAvailable()
+                .withName("small")
+                .withDeviceClassName(DRIVER)
+                .endFirstAvailable()
+                .endRequest()
+                .endDevices()
+                .endSpec()
+                .build());
+    assertThat(c.getStatus().getAllocation().getDevices().getResults())
+        .singleElement()
+        .satisfies(r -> assertThat(r.getRequest()).isEqualTo("gpu/small"));
+  }
+
+  @Test
+  void aMissingClassAndAMissingAttributeAreNamed() {
     publish(device("gpu-0", "a100").build());
     assertThatThrownBy(() -> cluster.allocate(claim("x", r -> r.withDeviceClassName("nope"))))
         .hasMessageContaining("names DeviceClass \"nope\", which does not exist");
@@ -595,6 +583,30 @@ class DraSchedulerTest {
                 .list()
                 .getItems())
         .isEmpty();
+  }
+
+  /** A card whose counter set its whole device and its two halves consume. */
+  private void publishCardWithTwoHalves() {
+    Map<String, Counter> whole = Map.of("memory", counter("40Gi"));
+    Map<String, Counter> half = Map.of("memory", counter("20Gi"));
+    publish(
+        b ->
+            b.editSpec()
+                .withSharedCounters(
+                    new CounterSetBuilder().withName("card-0").withCounters(whole).build())
+                .endSpec(),
+        partition("card-0", "whole", whole),
+        partition("card-0-part-0", "half", half),
+        partition("card-0-part-1", "half", half));
+  }
+
+  private static Device partition(String name, String model, Map<String, Counter> consumes) {
+    return device(name, model)
+        .addNewConsumesCounter()
+        .withCounterSet("card-0")
+        .withCounters(consumes)
+        .endConsumesCounter()
+        .build();
   }
 
   private static UnaryOperator<ExactDeviceRequestBuilder> model(String model) {

@@ -4,10 +4,12 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -30,6 +32,7 @@ public final class DraCluster {
   private final String nodeName;
   private final Path root;
   private final DraScheduler scheduler;
+  private final PodPreparer pods;
 
   DraCluster(
       FakeKubelet kubelet,
@@ -43,6 +46,7 @@ public final class DraCluster {
     this.nodeName = nodeName;
     this.root = root;
     this.scheduler = DraScheduler.forNode(client, nodeName);
+    this.pods = new PodPreparer(client, kubelet);
   }
 
   /**
@@ -103,6 +107,17 @@ public final class DraCluster {
   }
 
   /**
+   * The fake kubelet's PodResources socket (like {@code
+   * /var/lib/kubelet/pod-resources/kubelet.sock}): after {@link #preparePod} it lists each
+   * container's claims and their devices as dynamic resources.
+   *
+   * @return the socket path
+   */
+  public Path podResourcesSocket() {
+    return kubelet.podResourcesSocket().orElseThrow();
+  }
+
+  /**
    * A directory for the driver's CDI specs (like {@code /var/run/cdi}), deleted after the test.
    *
    * @return the directory
@@ -147,6 +162,37 @@ public final class DraCluster {
       String namespace, String claimName, String request, String driver, String device) {
     return scheduler.assign(
         namespace, claimName, DraScheduler.device(request, driver, nodeName, device));
+  }
+
+  /**
+   * Prepares a scheduled pod's claims on the fake kubelet as a 1.34+ kubelet does before it starts
+   * the pod ({@code prepareResources} in {@code pkg/kubelet/cm/dra/manager.go}): its claims from
+   * {@code spec.resourceClaims} and the claim the scheduler made for its extended resources ({@code
+   * status.extendedResourceClaimStatus}), each read from the API server and required to be
+   * allocated and reserved for the pod ({@link DraScheduler#schedule} does both), one prepare call
+   * per driver. On success the pod runs: the PodResources API lists each container's claims and
+   * their devices as dynamic resources.
+   *
+   * @param namespace the pod's namespace
+   * @param podName the pod's name
+   * @return each driver's outcome, in call order; the calls stop at the first that failed
+   * @throws IllegalStateException when the kubelet would refuse the pod before calling a driver (a
+   *     claim missing, not reserved for the pod, not allocated), with the kubelet's words
+   */
+  public Map<String, DraResult> preparePod(String namespace, String podName) {
+    return pods.prepare(namespace, podName);
+  }
+
+  /**
+   * Unprepares a pod's claims on the fake kubelet after the pod stopped, one call per driver that
+   * prepared any of them ({@link FakeKubelet#unprepareResources}).
+   *
+   * @param namespace the pod's namespace
+   * @param podName the pod's name
+   * @return each driver's outcome
+   */
+  public Map<String, DraResult> unpreparePod(String namespace, String podName) {
+    return pods.unprepare(namespace, podName);
   }
 
   /**

@@ -266,6 +266,95 @@ class DraSchedulerTest {
   }
 
   @Test
+  void aTaintWithEffectNoneDoesNotKeepADeviceFromAClaim() {
+    publish(
+        device("gpu-0", "a100")
+            .withTaints(new DeviceTaintBuilder().withKey("info").withEffect("None").build())
+            .build());
+    assertThat(devices(cluster.allocate(claim("plain", r -> r)))).containsExactly("gpu-0");
+  }
+
+  @Test
+  void aPodsClaimTemplateBecomesAClaimReservedForThePod() {
+    publish(device("gpu-0", "a100").build());
+    cluster
+        .client()
+        .dynamicResourceAllocation()
+        .v1()
+        .resourceClaimTemplates()
+        .inNamespace("team-a")
+        .resource(
+            new io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplateBuilder()
+                .withNewMetadata()
+                .withName("one-gpu")
+                .withNamespace("team-a")
+                .endMetadata()
+                .withNewSpec()
+                .withSpec(claim("unused", r -> r).getSpec())
+                .endSpec()
+                .build())
+        .create();
+    Pod pod =
+        cluster
+            .client()
+            .pods()
+            .inNamespace("team-a")
+            .resource(
+                new PodBuilder()
+                    .withNewMetadata()
+                    .withName("worker")
+                    .withNamespace("team-a")
+                    .endMetadata()
+                    .withNewSpec()
+                    .addNewResourceClaim()
+                    .withName("gpu")
+                    .withResourceClaimTemplateName("one-gpu")
+                    .endResourceClaim()
+                    .addNewContainer()
+                    .withName("main")
+                    .endContainer()
+                    .endSpec()
+                    .build())
+            .create();
+
+    Pod scheduled = cluster.scheduler().schedule("team-a", "worker");
+
+    var statuses = scheduled.getStatus().getResourceClaimStatuses();
+    assertThat(statuses).singleElement().satisfies(s -> assertThat(s.getName()).isEqualTo("gpu"));
+    String name = statuses.get(0).getResourceClaimName();
+    assertThat(name).startsWith("worker-gpu-");
+    ResourceClaim claim =
+        cluster
+            .client()
+            .dynamicResourceAllocation()
+            .v1()
+            .resourceClaims()
+            .inNamespace("team-a")
+            .withName(name)
+            .get();
+    assertThat(devices(claim)).containsExactly("gpu-0");
+    assertThat(claim.getStatus().getReservedFor())
+        .singleElement()
+        .satisfies(r -> assertThat(r.getUid()).isEqualTo(pod.getMetadata().getUid()));
+  }
+
+  @Test
+  void assignWritesTheAllocationTheTestChoseWithoutLookingAtSlices() {
+    ResourceClaim c = cluster.assign("team-a", "pinned", "port", DRIVER, "no-such-device");
+
+    assertThat(c.getSpec().getDevices().getRequests())
+        .singleElement()
+        .satisfies(r -> assertThat(r.getName()).isEqualTo("port"));
+    assertThat(c.getStatus().getAllocation().getDevices().getResults())
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.getPool()).isEqualTo(cluster.nodeName());
+              assertThat(r.getDevice()).isEqualTo("no-such-device");
+            });
+  }
+
+  @Test
   void aSharedDeviceIsAllocatedByCapacityWithAShareIdPerAllocation() {
     DeviceCapacity bandwidth = new DeviceCapacity();
     bandwidth.setValue(new Quantity("10Gi"));

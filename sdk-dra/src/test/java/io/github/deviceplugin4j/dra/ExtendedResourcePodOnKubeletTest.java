@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
@@ -56,26 +55,7 @@ class ExtendedResourcePodOnKubeletTest {
   }
 
   private void serveExtendedResourceThroughAClass() {
-    cluster
-        .client()
-        .dynamicResourceAllocation()
-        .v1()
-        .deviceClasses()
-        .resource(
-            new DeviceClassBuilder()
-                .withNewMetadata()
-                .withName(DRIVER)
-                .endMetadata()
-                .withNewSpec()
-                .addNewSelector()
-                .withNewCel()
-                .withExpression("device.driver == \"" + DRIVER + "\"")
-                .endCel()
-                .endSelector()
-                .withExtendedResourceName("example.com/fpga")
-                .endSpec()
-                .build())
-        .create();
+    cluster.scheduler().installDeviceClass(DRIVER, "example.com/fpga");
   }
 
   private void createPod(String name, String container, int fpgas) {

@@ -2,7 +2,6 @@ package io.github.deviceplugin4j.docs.dra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.github.deviceplugin4j.core.Device;
@@ -83,25 +82,7 @@ class AccelDraDriverTest {
       cluster.awaitDevices(DRIVER, devices -> devices.size() == 2, WAIT);
 
       // What a cluster admin installs once: the class of the driver's devices.
-      cluster
-          .client()
-          .dynamicResourceAllocation()
-          .v1()
-          .deviceClasses()
-          .resource(
-              new DeviceClassBuilder()
-                  .withNewMetadata()
-                  .withName(DRIVER)
-                  .endMetadata()
-                  .withNewSpec()
-                  .addNewSelector()
-                  .withNewCel()
-                  .withExpression("device.driver == \"" + DRIVER + "\"")
-                  .endCel()
-                  .endSelector()
-                  .endSpec()
-                  .build())
-          .create();
+      cluster.scheduler().installDeviceClass(DRIVER);
       // A user's claim for one device; the cluster allocates it as the scheduler would.
       ResourceClaim claim =
           cluster.allocate(

@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.api.model.PodResourceClaimStatus;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.resource.v1.AllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequest;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder;
@@ -115,6 +116,49 @@ public final class DraScheduler {
    */
   public String nodeName() {
     return nodeName;
+  }
+
+  /**
+   * Stores the DeviceClass a driver's manifests usually ship, named like the driver, that selects
+   * every device of the driver ({@code device.driver == "<driver>"}): what a cluster admin installs
+   * before claims can name it.
+   *
+   * @param driver the driver name, also the class's name
+   * @return the class as stored
+   */
+  public DeviceClass installDeviceClass(String driver) {
+    return installDeviceClass(driver, null);
+  }
+
+  /**
+   * Like {@link #installDeviceClass(String)}, with {@code extendedResourceName} set: pods that ask
+   * for that extended resource get their devices through DRA (see {@link #schedule}).
+   *
+   * @param driver the driver name, also the class's name
+   * @param extendedResourceName e.g. {@code example.com/fpga}, or null for none
+   * @return the class as stored
+   */
+  public DeviceClass installDeviceClass(String driver, String extendedResourceName) {
+    Objects.requireNonNull(driver, "driver");
+    return client
+        .dynamicResourceAllocation()
+        .v1()
+        .deviceClasses()
+        .resource(
+            new DeviceClassBuilder()
+                .withNewMetadata()
+                .withName(driver)
+                .endMetadata()
+                .withNewSpec()
+                .addNewSelector()
+                .withNewCel()
+                .withExpression("device.driver == \"" + driver + "\"")
+                .endCel()
+                .endSelector()
+                .withExtendedResourceName(extendedResourceName)
+                .endSpec()
+                .build())
+        .create();
   }
 
   /**

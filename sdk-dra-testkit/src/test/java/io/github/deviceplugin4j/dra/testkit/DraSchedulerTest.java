@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceTaintBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceTolerationBuilder;
@@ -41,26 +40,7 @@ class DraSchedulerTest {
 
   @BeforeEach
   void aClassForTheDriver() {
-    cluster
-        .client()
-        .dynamicResourceAllocation()
-        .v1()
-        .deviceClasses()
-        .resource(
-            new DeviceClassBuilder()
-                .withNewMetadata()
-                .withName(DRIVER)
-                .endMetadata()
-                .withNewSpec()
-                .addNewSelector()
-                .withNewCel()
-                .withExpression("device.driver == \"" + DRIVER + "\"")
-                .endCel()
-                .endSelector()
-                .withExtendedResourceName("example.com/gpu")
-                .endSpec()
-                .build())
-        .create();
+    cluster.scheduler().installDeviceClass(DRIVER, "example.com/gpu");
   }
 
   private void publish(Device... devices) {
@@ -446,17 +426,7 @@ class DraSchedulerTest {
         .hasMessageContaining(
             "needs the label resource.kubernetes.io/admin-access=true on namespace team-a");
 
-    cluster
-        .client()
-        .namespaces()
-        .resource(
-            new NamespaceBuilder()
-                .withNewMetadata()
-                .withName("monitoring")
-                .withLabels(Map.of("resource.kubernetes.io/admin-access", "true"))
-                .endMetadata()
-                .build())
-        .create();
+    createAdminNamespace("monitoring");
     ResourceClaim admin =
         cluster.allocate(claim("monitoring", "monitor", r -> r.withAdminAccess(true)));
     assertThat(devices(admin)).containsExactly("gpu-0");
@@ -467,17 +437,7 @@ class DraSchedulerTest {
   @Test
   void anAdminClaimDoesNotTakeTheDeviceFromOrdinaryClaims() {
     publish(device("gpu-0", "a100").build());
-    cluster
-        .client()
-        .namespaces()
-        .resource(
-            new NamespaceBuilder()
-                .withNewMetadata()
-                .withName("monitoring")
-                .withLabels(Map.of("resource.kubernetes.io/admin-access", "true"))
-                .endMetadata()
-                .build())
-        .create();
+    createAdminNamespace("monitoring");
     cluster.allocate(claim("monitoring", "monitor", r -> r.withAdminAccess(true)));
 
     assertThat(devices(cluster.allocate(claim("owner", r -> r)))).containsExactly("gpu-0");
@@ -563,29 +523,8 @@ class DraSchedulerTest {
   void aPodAskingForTheClassesExtendedResourceGetsASpecialClaimAndItsStatus() {
     publish(device("gpu-0", "a100").build(), device("gpu-1", "a100").build());
     Pod pod =
-        cluster
-            .client()
-            .pods()
-            .inNamespace("team-a")
-            .resource(
-                new PodBuilder()
-                    .withNewMetadata()
-                    .withName("trainer")
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .addNewContainer()
-                    .withName("main")
-                    .withImage("busybox")
-                    .withNewResources()
-                    .withRequests(
-                        Map.of("cpu", new Quantity("1"), "example.com/gpu", new Quantity("2")))
-                    .withLimits(Map.of("example.com/gpu", new Quantity("2")))
-                    .endResources()
-                    .endContainer()
-                    .endSpec()
-                    .build())
-            .create();
+        createPod(
+            "trainer", Map.of("cpu", new Quantity("1"), "example.com/gpu", new Quantity("2")));
 
     Pod scheduled = cluster.scheduler().schedule("team-a", "trainer");
 
@@ -634,26 +573,7 @@ class DraSchedulerTest {
                 .endStatus()
                 .build())
         .updateStatus();
-    cluster
-        .client()
-        .pods()
-        .inNamespace("team-a")
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName("legacy")
-                .withNamespace("team-a")
-                .endMetadata()
-                .withNewSpec()
-                .addNewContainer()
-                .withName("main")
-                .withNewResources()
-                .withRequests(Map.of("example.com/gpu", new Quantity("1")))
-                .endResources()
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
+    createPod("legacy", Map.of("example.com/gpu", new Quantity("1")));
 
     Pod scheduled = cluster.scheduler().schedule("team-a", "legacy");
 
@@ -696,6 +616,45 @@ class DraSchedulerTest {
         .withCounters(consumes)
         .endConsumesCounter()
         .build();
+  }
+
+  /** A namespace with the label upstream requires for claims with admin access. */
+  private void createAdminNamespace(String name) {
+    cluster
+        .client()
+        .namespaces()
+        .resource(
+            new NamespaceBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withLabels(Map.of(Allocator.ADMIN_ACCESS_LABEL, "true"))
+                .endMetadata()
+                .build())
+        .create();
+  }
+
+  /** A pod with one container "main" that asks for the given resources. */
+  private Pod createPod(String name, Map<String, Quantity> requests) {
+    return cluster
+        .client()
+        .pods()
+        .inNamespace("team-a")
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("team-a")
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("main")
+                .withNewResources()
+                .withRequests(requests)
+                .endResources()
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
   }
 
   private static UnaryOperator<ExactDeviceRequestBuilder> model(String model) {

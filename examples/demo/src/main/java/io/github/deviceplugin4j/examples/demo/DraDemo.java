@@ -3,7 +3,6 @@ package io.github.deviceplugin4j.examples.demo;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
@@ -132,55 +131,38 @@ final class DraDemo {
 
         // The scheduler's part: the testkit's allocator picks a port holding accelerator AFU_A
         // from the slices, through the DeviceClass and the claim's CEL selector.
-        client
-            .dynamicResourceAllocation()
-            .v1()
-            .deviceClasses()
-            .resource(
-                new DeviceClassBuilder()
+        DraScheduler scheduler = DraScheduler.forNode(client, NODE);
+        scheduler.installDeviceClass(config.driverName());
+        ResourceClaim claim =
+            scheduler.allocate(
+                new ResourceClaimBuilder()
                     .withNewMetadata()
-                    .withName(config.driverName())
+                    .withName("accel-claim")
+                    .withNamespace(NAMESPACE)
                     .endMetadata()
                     .withNewSpec()
+                    .withNewDevices()
+                    .addNewRequest()
+                    .withName("port")
+                    .withNewExactly()
+                    .withDeviceClassName(config.driverName())
                     .addNewSelector()
                     .withNewCel()
-                    .withExpression("device.driver == \"" + config.driverName() + "\"")
+                    .withExpression(
+                        "device.attributes[\""
+                            + config.driverName()
+                            + "\"]."
+                            + FpgaDraDriver.AFU_ID
+                            + " == \""
+                            + Demo.AFU_A
+                            + "\"")
                     .endCel()
                     .endSelector()
+                    .endExactly()
+                    .endRequest()
+                    .endDevices()
                     .endSpec()
-                    .build())
-            .create();
-        ResourceClaim claim =
-            DraScheduler.forNode(client, NODE)
-                .allocate(
-                    new ResourceClaimBuilder()
-                        .withNewMetadata()
-                        .withName("accel-claim")
-                        .withNamespace(NAMESPACE)
-                        .endMetadata()
-                        .withNewSpec()
-                        .withNewDevices()
-                        .addNewRequest()
-                        .withName("port")
-                        .withNewExactly()
-                        .withDeviceClassName(config.driverName())
-                        .addNewSelector()
-                        .withNewCel()
-                        .withExpression(
-                            "device.attributes[\""
-                                + config.driverName()
-                                + "\"]."
-                                + FpgaDraDriver.AFU_ID
-                                + " == \""
-                                + Demo.AFU_A
-                                + "\"")
-                        .endCel()
-                        .endSelector()
-                        .endExactly()
-                        .endRequest()
-                        .endDevices()
-                        .endSpec()
-                        .build());
+                    .build());
         String pickedName =
             claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
         Device picked =

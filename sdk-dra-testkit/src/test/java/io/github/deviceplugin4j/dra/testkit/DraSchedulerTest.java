@@ -468,6 +468,47 @@ class DraSchedulerTest {
   }
 
   @Test
+  void aMatchAttributeConstraintBacktracksToDevicesThatShareTheValue() {
+    publish(numa("gpu-0", 0), numa("gpu-1", 1), numa("gpu-2", 1));
+    ResourceClaim c =
+        cluster.allocate(
+            new ResourceClaimBuilder()
+                .withNewMetadata()
+                .withName("pair")
+                .withNamespace("team-a")
+                .endMetadata()
+                .withNewSpec()
+                .withNewDevices()
+                .addNewRequest()
+                .withName("a")
+                .withNewExactly()
+                .withDeviceClassName(DRIVER)
+                .endExactly()
+                .endRequest()
+                .addNewRequest()
+                .withName("b")
+                .withNewExactly()
+                .withDeviceClassName(DRIVER)
+                .endExactly()
+                .endRequest()
+                .addNewConstraint()
+                .withMatchAttribute(DRIVER + "/numa")
+                .endConstraint()
+                .endDevices()
+                .endSpec()
+                .build());
+
+    // gpu-0 first, then no partner on NUMA node 0: the search goes back and takes 1 and 2.
+    assertThat(devices(c)).containsExactly("gpu-1", "gpu-2");
+  }
+
+  private static Device numa(String name, long node) {
+    DeviceAttribute a = new DeviceAttribute();
+    a.setInt(node);
+    return new DeviceBuilder().withName(name).withAttributes(Map.of("numa", a)).build();
+  }
+
+  @Test
   void firstAvailableTakesTheFirstSubrequestThatFits() {
     publish(device("gpu-0", "a100").build());
     ResourceClaim c =

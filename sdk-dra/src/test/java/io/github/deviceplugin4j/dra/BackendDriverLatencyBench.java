@@ -1,8 +1,6 @@
 package io.github.deviceplugin4j.dra;
 
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.github.deviceplugin4j.api.dra.v1.Claim;
 import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourcesRequest;
 import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourcesResponse;
@@ -11,6 +9,7 @@ import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DeviceNode;
 import io.github.deviceplugin4j.dra.slices.MockApiServer;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -81,7 +80,9 @@ public final class BackendDriverLatencyBench {
             "plugin directory %s, CDI directory %s, %d rounds per size, mock API server%n",
             base.resolve("p"), base.resolve("cdi"), rounds);
         long[] get = new long[rounds];
-        ResourceClaim probe = allocatedClaim(api, "probe", "dev0");
+        ResourceClaim probe =
+            DraScheduler.forNode(api.client, NODE)
+                .assign("bench", "probe", DraScheduler.device("dev", DRIVER, NODE, "dev0"));
         var claimsApi =
             api.client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("bench");
         for (int r = -rounds / 4; r < rounds; r++) {
@@ -120,7 +121,11 @@ public final class BackendDriverLatencyBench {
       List<Claim> batch = new ArrayList<>();
       for (int i = 0; i < claims; i++) {
         ResourceClaim c =
-            allocatedClaim(api, (prep == null ? "w" : "m") + claims + "-" + r + "-" + i, "dev" + i);
+            DraScheduler.forNode(api.client, NODE)
+                .assign(
+                    "bench",
+                    (prep == null ? "w" : "m") + claims + "-" + r + "-" + i,
+                    DraScheduler.device("dev", DRIVER, NODE, "dev" + i));
         batch.add(
             Claim.newBuilder()
                 .setNamespace("bench")
@@ -151,39 +156,6 @@ public final class BackendDriverLatencyBench {
         unprep[r] = t2 - t1;
       }
     }
-  }
-
-  private static ResourceClaim allocatedClaim(MockApiServer api, String name, String device) {
-    var claims = api.client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("bench");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("bench")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
-    result.setRequest("dev");
-    result.setDriver(DRIVER);
-    result.setPool(NODE);
-    result.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(result)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
   }
 
   private static double pct(long[] nanos, int p) {

@@ -3,11 +3,10 @@ package io.github.deviceplugin4j.dra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.github.deviceplugin4j.dra.slices.MockApiServer;
 import io.github.deviceplugin4j.dra.slices.ResourceSlicePublisher;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import io.github.deviceplugin4j.testkit.DraClaim;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -34,11 +33,13 @@ class BackendDriverOnFakeKubeletTest {
   @TempDir Path tmp;
   private MockApiServer api;
   private FakeKubelet kubelet;
+  private DraScheduler scheduler;
 
   @BeforeEach
   void start() {
     api = new MockApiServer();
     api.createNode(NODE);
+    scheduler = DraScheduler.forNode(api.client, NODE);
     kubelet =
         FakeKubelet.builder().pluginDir(tmp.resolve("k")).registryDir(tmp.resolve("r")).start();
   }
@@ -65,40 +66,6 @@ class BackendDriverOnFakeKubeletTest {
         .toList();
   }
 
-  /** Creates a claim and writes its allocation into the status, as the scheduler would. */
-  private ResourceClaim allocate(String name, String device) {
-    var claims = api.client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
-    result.setRequest("fpga");
-    result.setDriver(DRIVER);
-    result.setPool(NODE);
-    result.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(result)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
-  }
-
   @Test
   void slicesPublishedThenAnAllocatedClaimIsPreparedIntoACdiSpecAndUnprepared() throws Exception {
     BackendDriverTest.FpgaBackend backend = new BackendDriverTest.FpgaBackend();
@@ -113,7 +80,9 @@ class BackendDriverOnFakeKubeletTest {
       kubelet.awaitDraRegistration(DRIVER, WAIT);
       await().atMost(WAIT).until(() -> publishedDevices().equals(List.of("port0", "port1")));
 
-      ResourceClaim claim = allocate("one-port", "port1");
+      ResourceClaim claim =
+          scheduler.assign(
+              "team-a", "one-port", DraScheduler.device("fpga", DRIVER, NODE, "port1"));
       String uid = claim.getMetadata().getUid();
       DraResult prepared =
           kubelet.prepareResources(
@@ -156,7 +125,9 @@ class BackendDriverOnFakeKubeletTest {
     try (DraPluginHost host =
         builder.host().pluginDir(tmp.resolve("p")).registryDir(tmp.resolve("r")).start()) {
       kubelet.awaitDraRegistration(DRIVER, WAIT);
-      ResourceClaim claim = allocate("elsewhere", "port0");
+      ResourceClaim claim =
+          scheduler.assign(
+              "team-a", "elsewhere", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
       String uid = claim.getMetadata().getUid();
 
       DraResult result =

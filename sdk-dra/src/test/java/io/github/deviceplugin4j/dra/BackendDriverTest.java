@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourceResponse;
 import io.github.deviceplugin4j.api.dra.v1.NodePrepareResourcesResponse;
@@ -26,6 +24,7 @@ import io.github.deviceplugin4j.core.DeviceSink;
 import io.github.deviceplugin4j.core.Health;
 import io.github.deviceplugin4j.dra.slices.MockApiServer;
 import io.github.deviceplugin4j.dra.slices.ResourceSlicePublisher;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,6 +51,7 @@ class BackendDriverTest {
 
   @TempDir Path tmp;
   private MockApiServer api;
+  private DraScheduler scheduler;
   private final KubeletClient kubelet = new KubeletClient();
   private FpgaBackend backend;
   private DraPluginHost host;
@@ -111,6 +111,7 @@ class BackendDriverTest {
   void startApi() {
     api = new MockApiServer();
     api.createNode(NODE);
+    scheduler = DraScheduler.forNode(api.client, NODE);
     backend = new FpgaBackend();
   }
 
@@ -151,45 +152,6 @@ class BackendDriverTest {
         .map(io.fabric8.kubernetes.api.model.resource.v1.Device::getName)
         .sorted()
         .toList();
-  }
-
-  private static DeviceRequestAllocationResult result(
-      String request, String driver, String pool, String device) {
-    DeviceRequestAllocationResult r = new DeviceRequestAllocationResult();
-    r.setRequest(request);
-    r.setDriver(driver);
-    r.setPool(pool);
-    r.setDevice(device);
-    return r;
-  }
-
-  /** Creates a claim and plays the scheduler: writes its allocation into the status. */
-  private ResourceClaim allocatedClaim(String name, DeviceRequestAllocationResult... results) {
-    var claims = api.client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(results)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
   }
 
   private static io.github.deviceplugin4j.api.dra.v1.Claim wire(ResourceClaim c) {
@@ -245,10 +207,11 @@ class BackendDriverTest {
   void preparingAnAllocatedClaimWritesOneCdiSpecAndReturnsItsIds() throws Exception {
     host = start(driver(backend));
     ResourceClaim claim =
-        allocatedClaim(
+        scheduler.assign(
+            "team-a",
             "two-ports",
-            result("fpga", DRIVER, NODE, "port0"),
-            result("fpga", DRIVER, NODE, "port1"));
+            DraScheduler.device("fpga", DRIVER, NODE, "port0"),
+            DraScheduler.device("fpga", DRIVER, NODE, "port1"));
 
     NodePrepareResourcesResponse response = kubelet.prepare(host.draSocket(), wire(claim));
 
@@ -285,7 +248,8 @@ class BackendDriverTest {
   @Test
   void unprepareRemovesTheClaimsSpecAndARepeatIsFine() {
     host = start(driver(backend));
-    ResourceClaim claim = allocatedClaim("one", result("fpga", DRIVER, NODE, "port0"));
+    ResourceClaim claim =
+        scheduler.assign("team-a", "one", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
     kubelet.prepare(host.draSocket(), wire(claim));
     assertThat(specFile(uid(claim))).exists();
 
@@ -300,11 +264,15 @@ class BackendDriverTest {
   @Test
   void aClaimForAnotherPoolDriverOrUidGetsItsOwnErrorAndTheOthersArePrepared() {
     host = start(driver(backend));
-    ResourceClaim good = allocatedClaim("good", result("fpga", DRIVER, NODE, "port0"));
-    ResourceClaim otherPool = allocatedClaim("elsewhere", result("fpga", DRIVER, "node-2", "p"));
+    ResourceClaim good =
+        scheduler.assign("team-a", "good", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
+    ResourceClaim otherPool =
+        scheduler.assign("team-a", "elsewhere", DraScheduler.device("fpga", DRIVER, "node-2", "p"));
     ResourceClaim otherDriver =
-        allocatedClaim("gpu", result("gpu", "gpu.example.com", NODE, "gpu0"));
-    ResourceClaim recreated = allocatedClaim("recreated", result("fpga", DRIVER, NODE, "port1"));
+        scheduler.assign(
+            "team-a", "gpu", DraScheduler.device("gpu", "gpu.example.com", NODE, "gpu0"));
+    ResourceClaim recreated =
+        scheduler.assign("team-a", "recreated", DraScheduler.device("fpga", DRIVER, NODE, "port1"));
     var staleUid = wire(recreated).toBuilder().setUid("0000-old-uid").build();
 
     NodePrepareResourcesResponse response =
@@ -328,8 +296,10 @@ class BackendDriverTest {
     backend.push(
         List.of(FpgaBackend.port(0, Health.UNHEALTHY), FpgaBackend.port(1, Health.HEALTHY)));
     await().atMost(Duration.ofSeconds(20)).until(() -> publishedDevices().equals(List.of("port1")));
-    ResourceClaim sick = allocatedClaim("sick", result("fpga", DRIVER, NODE, "port0"));
-    ResourceClaim gone = allocatedClaim("gone", result("fpga", DRIVER, NODE, "port9"));
+    ResourceClaim sick =
+        scheduler.assign("team-a", "sick", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
+    ResourceClaim gone =
+        scheduler.assign("team-a", "gone", DraScheduler.device("fpga", DRIVER, NODE, "port9"));
 
     NodePrepareResourcesResponse response =
         kubelet.prepare(host.draSocket(), wire(sick), wire(gone));
@@ -346,7 +316,8 @@ class BackendDriverTest {
   @Test
   void aRestartedHostUnpreparesWhatTheOldOnePrepared() {
     host = start(driver(backend));
-    ResourceClaim claim = allocatedClaim("survivor", result("fpga", DRIVER, NODE, "port1"));
+    ResourceClaim claim =
+        scheduler.assign("team-a", "survivor", DraScheduler.device("fpga", DRIVER, NODE, "port1"));
     assertThat(
             kubelet.prepare(host.draSocket(), wire(claim)).getClaimsOrThrow(uid(claim)).getError())
         .isEmpty();
@@ -406,8 +377,11 @@ class BackendDriverTest {
   void anAllocatorsAnswerBecomesOneCdiDevicePerRequest() throws Exception {
     host = start(driver(new AllocatingBackend()));
     ResourceClaim claim =
-        allocatedClaim(
-            "pair", result("fpga", DRIVER, NODE, "port0"), result("fpga", DRIVER, NODE, "port1"));
+        scheduler.assign(
+            "team-a",
+            "pair",
+            DraScheduler.device("fpga", DRIVER, NODE, "port0"),
+            DraScheduler.device("fpga", DRIVER, NODE, "port1"));
 
     NodePrepareResourceResponse entry =
         kubelet.prepare(host.draSocket(), wire(claim)).getClaimsOrThrow(uid(claim));

@@ -63,6 +63,7 @@ final class DraPluginManager {
   private final List<DraRegistration> registrations = new ArrayList<>();
   private final Map<String, Map<String, DraDeviceHealth>> health = new LinkedHashMap<>();
   private final Map<String, CachedClaim> claims = new LinkedHashMap<>();
+  private final Map<String, DraPod> pods = new LinkedHashMap<>();
   private boolean closed;
 
   /** One registered plugin instance of a driver. */
@@ -585,6 +586,61 @@ final class DraPluginManager {
     }
     return r;
   }
+
+  /** Records which containers of a running pod use which claims, for PodResources. */
+  void podStarted(DraPod pod) {
+    lock.lock();
+    try {
+      pods.put(pod.uid(), pod);
+      journal.record(
+          Kind.POD_RESOURCES,
+          "",
+          Outcome.OK,
+          "DRA pod "
+              + pod.namespace()
+              + "/"
+              + pod.name()
+              + " runs; containers' claims: "
+              + pod.containers());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * The running pods that still hold at least one prepared claim, each with the prepared claims of
+   * its containers (the claim-info cache's view; a claim unprepared for the pod is gone from it).
+   */
+  List<PodClaims> runningPods() {
+    lock.lock();
+    try {
+      List<PodClaims> out = new ArrayList<>();
+      for (DraPod pod : pods.values()) {
+        Map<String, List<DraPreparedClaim>> containers = new LinkedHashMap<>();
+        boolean any = false;
+        for (Map.Entry<String, List<String>> c : pod.containers().entrySet()) {
+          List<DraPreparedClaim> used = new ArrayList<>();
+          for (String uid : c.getValue()) {
+            CachedClaim info = claims.get(uid);
+            if (info != null && info.pods.contains(pod.uid())) {
+              used.add(info.view());
+              any = true;
+            }
+          }
+          containers.put(c.getKey(), used);
+        }
+        if (any) {
+          out.add(new PodClaims(pod, containers));
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A running pod and, per container, the prepared claims it uses. */
+  record PodClaims(DraPod pod, Map<String, List<DraPreparedClaim>> containers) {}
 
   List<DraPreparedClaim> preparedClaims() {
     lock.lock();

@@ -190,7 +190,7 @@ public final class FakeKubelet implements AutoCloseable {
             b.profile,
             transport,
             legacyRegistration,
-            new PodResourcesView(model, allocationFlow, journal),
+            new PodResourcesView(model, allocationFlow, dra, journal),
             watchers);
     this.lifecycle =
         new KubeletLifecycle(
@@ -1022,6 +1022,17 @@ public final class FakeKubelet implements AutoCloseable {
    */
   public List<DraPreparedClaim> preparedClaims() {
     return dra.preparedClaims();
+  }
+
+  /**
+   * Starts a pod whose claims are prepared: from now on the PodResources API lists, for each of its
+   * containers, the devices of the prepared claims it uses (as dynamic resources), until the claims
+   * are unprepared for the pod.
+   *
+   * @param pod the pod and its containers' claims
+   */
+  public void draPodStarted(DraPod pod) {
+    dra.podStarted(Objects.requireNonNull(pod, "pod"));
   }
 
   /**

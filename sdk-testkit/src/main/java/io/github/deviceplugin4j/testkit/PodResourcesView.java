@@ -1,8 +1,11 @@
 package io.github.deviceplugin4j.testkit;
 
 import io.github.deviceplugin4j.api.podresources.v1.AllocatableResourcesResponse;
+import io.github.deviceplugin4j.api.podresources.v1.CDIDevice;
+import io.github.deviceplugin4j.api.podresources.v1.ClaimResource;
 import io.github.deviceplugin4j.api.podresources.v1.ContainerDevices;
 import io.github.deviceplugin4j.api.podresources.v1.ContainerResources;
+import io.github.deviceplugin4j.api.podresources.v1.DynamicResource;
 import io.github.deviceplugin4j.api.podresources.v1.NUMANode;
 import io.github.deviceplugin4j.api.podresources.v1.PodResources;
 import io.github.deviceplugin4j.api.podresources.v1.TopologyInfo;
@@ -19,44 +22,95 @@ import java.util.Optional;
 /**
  * The fake kubelet's allocations and devices as the PodResources API shows them: pods from the
  * {@link AllocationFlow} (copied first), devices and their NUMA nodes from the {@link
- * DeviceManagerModel}.
+ * DeviceManagerModel}, and each running DRA pod's containers with the devices of the prepared
+ * claims they use ({@link DraPluginManager#runningPods()}), merged by pod and container name.
+ *
+ * <p>Dynamic resources are built like the kubelet's {@code GetDynamicResources} ({@code
+ * pkg/kubelet/cm/container_manager_linux.go}, from {@code GetContainerClaimInfos} in {@code
+ * pkg/kubelet/cm/dra/manager.go}): one entry per claim the container uses, with every device of the
+ * claim (requests are not looked at), each with its driver, pool, device and CDI IDs. Like that
+ * code, the CDI IDs of a driver's devices accumulate: the n-th device of a claim lists the CDI IDs
+ * of the devices before it too (the list is declared outside the loop over devices).
  */
 final class PodResourcesView implements PodResourcesService.Source {
   private final DeviceManagerModel model;
   private final AllocationFlow allocations;
+  private final DraPluginManager dra;
   private final EventJournal journal;
 
-  PodResourcesView(DeviceManagerModel model, AllocationFlow allocations, EventJournal journal) {
+  PodResourcesView(
+      DeviceManagerModel model,
+      AllocationFlow allocations,
+      DraPluginManager dra,
+      EventJournal journal) {
     this.model = model;
     this.allocations = allocations;
+    this.dra = dra;
     this.journal = journal;
   }
 
   @Override
   public List<PodResources> list() {
     List<PodRecord> pods = allocations.pods();
+    List<DraPluginManager.PodClaims> draPods = dra.runningPods();
     return model.locked(
         () -> {
-          List<PodResources> out = new ArrayList<>();
+          Map<String, PodResources.Builder> out = new LinkedHashMap<>();
           for (PodRecord p : pods) {
-            out.add(podResourcesLocked(p));
+            out.put(p.namespace + "/" + p.name, podResourcesLocked(p).toBuilder());
           }
-          return out;
+          for (DraPluginManager.PodClaims p : draPods) {
+            PodResources.Builder b =
+                out.computeIfAbsent(
+                    p.pod().namespace() + "/" + p.pod().name(),
+                    k ->
+                        PodResources.newBuilder()
+                            .setName(p.pod().name())
+                            .setNamespace(p.pod().namespace()));
+            addDynamicResources(b, p);
+          }
+          return out.values().stream().map(PodResources.Builder::build).toList();
         });
   }
 
   @Override
   public Optional<PodResources> get(String namespace, String name) {
-    List<PodRecord> pods = allocations.pods();
-    return model.locked(
-        () -> {
-          for (PodRecord p : pods) {
-            if (p.namespace.equals(namespace) && p.name.equals(name)) {
-              return Optional.of(podResourcesLocked(p));
-            }
+    return list().stream()
+        .filter(p -> p.getNamespace().equals(namespace) && p.getName().equals(name))
+        .findFirst();
+  }
+
+  private static void addDynamicResources(PodResources.Builder pod, DraPluginManager.PodClaims p) {
+    for (Map.Entry<String, List<DraPreparedClaim>> c : p.containers().entrySet()) {
+      ContainerResources.Builder container = null;
+      for (ContainerResources.Builder existing : pod.getContainersBuilderList()) {
+        if (existing.getName().equals(c.getKey())) {
+          container = existing;
+        }
+      }
+      if (container == null) {
+        container = pod.addContainersBuilder().setName(c.getKey());
+      }
+      for (DraPreparedClaim claim : c.getValue()) {
+        DynamicResource.Builder d =
+            DynamicResource.newBuilder()
+                .setClaimName(claim.claim().name())
+                .setClaimNamespace(claim.claim().namespace());
+        List<CDIDevice> cdi = new ArrayList<>(); // per driver, outside the device loop
+        for (DraDevice device : claim.devices()) {
+          for (String id : device.cdiDeviceIds()) {
+            cdi.add(CDIDevice.newBuilder().setName(id).build());
           }
-          return Optional.<PodResources>empty();
-        });
+          d.addClaimResources(
+              ClaimResource.newBuilder()
+                  .addAllCdiDevices(cdi)
+                  .setDriverName(claim.driver())
+                  .setPoolName(device.poolName())
+                  .setDeviceName(device.deviceName()));
+        }
+        container.addDynamicResources(d);
+      }
+    }
   }
 
   @Override

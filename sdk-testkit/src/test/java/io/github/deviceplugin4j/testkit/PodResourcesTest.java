@@ -10,6 +10,7 @@ import io.github.deviceplugin4j.api.podresources.v1.GetPodResourcesRequest;
 import io.github.deviceplugin4j.api.podresources.v1.ListPodResourcesRequest;
 import io.github.deviceplugin4j.api.podresources.v1.PodResources;
 import io.github.deviceplugin4j.api.podresources.v1.PodResourcesListerGrpc;
+import io.github.deviceplugin4j.testkit.plugin.TestDraDriver;
 import io.github.deviceplugin4j.testkit.plugin.TestPlugin;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -22,6 +23,8 @@ import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import java.net.UnixDomainSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -123,6 +126,98 @@ class PodResourcesTest {
       }
       kubelet.close();
       assertThat(socket).doesNotExist();
+    } finally {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  @Test
+  @SuppressWarnings("try") // resources held open for the test's duration
+  void listsEachContainersPreparedClaimsAsDynamicResourcesUntilTheyAreUnprepared()
+      throws Exception {
+    Path socket = dir.resolve("pr/kubelet.sock");
+    String driverName = "fpga.example.com";
+    var group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    try (FakeKubelet kubelet =
+            FakeKubelet.builder()
+                .pluginDir(dir.resolve("dp"))
+                .registryDir(dir.resolve("reg"))
+                .podResourcesSocket(socket)
+                .start();
+        TestDraDriver driver =
+            new TestDraDriver(driverName, dir.resolve("p/dra.sock"), dir.resolve("reg/d.sock"))
+                .start()) {
+      kubelet.awaitDraRegistration(driverName, WAIT);
+      DraClaim shared = new DraClaim("ml", "uid-a", "shared");
+      DraClaim own = new DraClaim("ml", "uid-b", "own");
+      assertThat(kubelet.prepareResources("pod-uid", driverName, List.of(shared, own)).ok())
+          .isTrue();
+      // Like GetContainerClaimInfos: a container lists the claims its resources.claims name.
+      kubelet.draPodStarted(
+          new DraPod(
+              "pod-uid",
+              "ml",
+              "trainer",
+              Map.of("main", List.of("uid-a"), "side", List.of("uid-a", "uid-b"))));
+
+      ManagedChannel ch =
+          NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
+              .channelType(NioDomainSocketChannel.class)
+              .eventLoopGroup(group)
+              .usePlaintext()
+              .overrideAuthority("localhost")
+              .build();
+      try {
+        var stub =
+            PodResourcesListerGrpc.newBlockingStub(ch).withDeadlineAfter(5, TimeUnit.SECONDS);
+        PodResources pod =
+            stub.get(
+                    GetPodResourcesRequest.newBuilder()
+                        .setPodNamespace("ml")
+                        .setPodName("trainer")
+                        .build())
+                .getPodResources();
+        Map<String, List<String>> byContainer = new java.util.TreeMap<>();
+        for (var c : pod.getContainersList()) {
+          byContainer.put(
+              c.getName(),
+              c.getDynamicResourcesList().stream()
+                  .flatMap(
+                      d ->
+                          d.getClaimResourcesList().stream()
+                              .map(
+                                  r ->
+                                      d.getClaimNamespace()
+                                          + "/"
+                                          + d.getClaimName()
+                                          + " "
+                                          + r.getDriverName()
+                                          + " "
+                                          + r.getPoolName()
+                                          + "/"
+                                          + r.getDeviceName()
+                                          + " "
+                                          + r.getCdiDevicesList().stream()
+                                              .map(x -> x.getName())
+                                              .toList()))
+                  .toList());
+        }
+        assertThat(byContainer)
+            .containsEntry(
+                "main",
+                List.of("ml/shared fpga.example.com node-a/dev-shared [example.com/dev=shared]"))
+            .containsEntry(
+                "side",
+                List.of(
+                    "ml/shared fpga.example.com node-a/dev-shared [example.com/dev=shared]",
+                    "ml/own fpga.example.com node-a/dev-own [example.com/dev=own]"));
+
+        assertThat(kubelet.unprepareResources("pod-uid", driverName).ok()).isTrue();
+        assertThat(stub.list(ListPodResourcesRequest.getDefaultInstance()).getPodResourcesCount())
+            .isZero();
+      } finally {
+        ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
     } finally {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }

@@ -289,6 +289,41 @@ public final class PodResourcesClient implements AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Which containers use a DRA device, from {@link #list}: every container whose claims hold the
+   * device (a claim may be shared by several pods, and a device with consumable capacity by several
+   * claims). A DRA driver's exporter uses it to label a device's metrics with its pods.
+   *
+   * @param driverName the DRA driver
+   * @param poolName the device's pool (for node-local devices, the node name)
+   * @param deviceName the device's name in its pool
+   * @return the owners, in the kubelet's order; empty when no running container uses it
+   * @throws PodResourcesException when the call fails
+   */
+  public List<DeviceOwner> ownersOfDraDevice(
+      String driverName, String poolName, String deviceName) {
+    Objects.requireNonNull(driverName, "driverName");
+    Objects.requireNonNull(poolName, "poolName");
+    Objects.requireNonNull(deviceName, "deviceName");
+    List<DeviceOwner> out = new java.util.ArrayList<>();
+    for (PodResources pod : list()) {
+      for (ContainerResources c : pod.containers()) {
+        boolean uses =
+            c.dynamicResources().stream()
+                .flatMap(d -> d.claimResources().stream())
+                .anyMatch(
+                    r ->
+                        r.driverName().equals(driverName)
+                            && r.poolName().equals(poolName)
+                            && r.deviceName().equals(deviceName));
+        if (uses) {
+          out.add(new DeviceOwner(pod.namespace(), pod.name(), c.name()));
+        }
+      }
+    }
+    return out;
+  }
+
   /** Closes the connection and stops the client's threads. */
   @Override
   public void close() {
@@ -358,7 +393,29 @@ public final class PodResourcesClient implements AutoCloseable {
                     new ContainerResources(
                         c.getName(),
                         c.getDevicesList().stream().map(PodResourcesClient::convert).toList(),
-                        c.getCpuIdsList()))
+                        c.getCpuIdsList(),
+                        c.getDynamicResourcesList().stream()
+                            .map(PodResourcesClient::convert)
+                            .toList()))
+            .toList());
+  }
+
+  private static DynamicResource convert(
+      io.github.deviceplugin4j.api.podresources.v1.DynamicResource d) {
+    return new DynamicResource(
+        d.getClaimName(),
+        d.getClaimNamespace(),
+        d.getClaimResourcesList().stream()
+            .map(
+                r ->
+                    new ClaimResource(
+                        r.getDriverName(),
+                        r.getPoolName(),
+                        r.getDeviceName(),
+                        r.getCdiDevicesList().stream()
+                            .map(io.github.deviceplugin4j.api.podresources.v1.CDIDevice::getName)
+                            .toList(),
+                        r.hasShareId() ? Optional.of(r.getShareId()) : Optional.empty()))
             .toList());
   }
 

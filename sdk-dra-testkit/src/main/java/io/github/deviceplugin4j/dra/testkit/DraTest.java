@@ -33,6 +33,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *             .registryDir(cluster.registryDir())
  *             .start()) {
  *       cluster.kubelet().awaitDraRegistration("gpu.example.com", Duration.ofSeconds(10));
+ *       cluster.awaitDevices("gpu.example.com", devices -> !devices.isEmpty(), Duration.ofSeconds(10));
+ *       cluster.scheduler().installDeviceClass("gpu.example.com");
+ *       ResourceClaim claim = cluster.allocate(myClaim); // as the scheduler would
  *       ...
  *     }
  *   }

@@ -32,10 +32,11 @@ import org.junit.platform.commons.support.AnnotationSupport;
  * The extension behind {@link DraTest @DraTest}; use the annotation rather than this class.
  *
  * <p>Before each test: a short temporary directory, the mock API server in CRUD mode with a client,
- * the node's {@code Node} object, and the fake kubelet watching {@code reg/} in the directory,
- * which deletes the node's ResourceSlices at each start and restart as kubelets from 1.32 do; then
- * the test instance's fields of the supported types are set. After each test: the kubelet, the
- * client and the server are closed and the directory deleted, whatever the test's outcome.
+ * the node's {@code Node} object, and the fake kubelet watching {@code reg/} in the directory (and
+ * serving PodResources on {@code pr/kubelet.sock}), which deletes the node's ResourceSlices at each
+ * start and restart as kubelets from 1.32 do; then the test instance's fields of the supported
+ * types are set. After each test: the kubelet, the client and the server are closed and the
+ * directory deleted, whatever the test's outcome.
  */
 public final class DraTestExtension
     implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
@@ -87,6 +88,8 @@ public final class DraTestExtension
         FakeKubelet.builder()
             .pluginDir(root.resolve("dp"))
             .registryDir(root.resolve("reg"))
+            // The kubelet's PodResources API, for drivers' exporters (DraCluster.preparePod).
+            .podResourcesSocket(root.resolve("pr/kubelet.sock"))
             // Like the kubelet's DRA registration handler at every start (1.32 and newer).
             .draResourceSliceWiper(() -> wipeResourceSlices(client, node));
     kubelet.draHealthService(

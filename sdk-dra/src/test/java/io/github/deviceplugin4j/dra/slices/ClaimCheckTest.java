@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,66 +16,18 @@ class ClaimCheckTest {
 
   private MockApiServer api;
   private ClaimCheck check;
+  private DraScheduler scheduler;
 
   @BeforeEach
   void start() {
     api = new MockApiServer();
     check = new ClaimCheck(api.client, DRIVER, NODE);
+    scheduler = DraScheduler.forNode(api.client, NODE);
   }
 
   @AfterEach
   void stop() {
     api.close();
-  }
-
-  private static DeviceRequestAllocationResult result(
-      String request, String driver, String pool, String device) {
-    DeviceRequestAllocationResult r = new DeviceRequestAllocationResult();
-    r.setRequest(request);
-    r.setDriver(driver);
-    r.setPool(pool);
-    r.setDevice(device);
-    return r;
-  }
-
-  /** Stores a claim and plays the scheduler: writes the allocation into its status. */
-  private ResourceClaim claim(String name, DeviceRequestAllocationResult... results) {
-    ResourceClaim created =
-        api.client
-            .dynamicResourceAllocation()
-            .v1()
-            .resourceClaims()
-            .inNamespace("team-a")
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    if (results.length == 0) {
-      return created;
-    }
-    ResourceClaim allocated =
-        new ResourceClaimBuilder(created)
-            .withNewStatus()
-            .withNewAllocation()
-            .withNewDevices()
-            .withResults(results)
-            .endDevices()
-            .endAllocation()
-            .endStatus()
-            .build();
-    return api.client
-        .dynamicResourceAllocation()
-        .v1()
-        .resourceClaims()
-        .inNamespace("team-a")
-        .resource(allocated)
-        .updateStatus();
   }
 
   private static String uid(ResourceClaim claim) {
@@ -85,11 +37,12 @@ class ClaimCheckTest {
   @Test
   void aClaimAllocatedHereGivesItsDevicesForThisDriverAndPoolOnly() {
     ResourceClaim claim =
-        claim(
+        scheduler.assign(
+            "team-a",
             "c1",
-            result("fpga", DRIVER, NODE, "port0"),
-            result("fpga", DRIVER, NODE, "port1"),
-            result("nic", "nic.example.com", NODE, "eth0"));
+            DraScheduler.device("fpga", DRIVER, NODE, "port0"),
+            DraScheduler.device("fpga", DRIVER, NODE, "port1"),
+            DraScheduler.device("nic", "nic.example.com", NODE, "eth0"));
 
     ClaimCheck.Result result = check.check("team-a", "c1", uid(claim));
 
@@ -104,7 +57,7 @@ class ClaimCheckTest {
 
   @Test
   void anUnallocatedClaimIsRefused() {
-    ResourceClaim claim = claim("c2");
+    ResourceClaim claim = scheduler.assign("team-a", "c2");
 
     ClaimCheck.Result result = check.check("team-a", "c2", uid(claim));
 
@@ -115,7 +68,9 @@ class ClaimCheckTest {
 
   @Test
   void aClaimOfAnotherDriverIsRefusedNamingIt() {
-    ResourceClaim claim = claim("c3", result("gpu", "gpu.example.com", NODE, "gpu0"));
+    ResourceClaim claim =
+        scheduler.assign(
+            "team-a", "c3", DraScheduler.device("gpu", "gpu.example.com", NODE, "gpu0"));
 
     assertThat(check.check("team-a", "c3", uid(claim)).error())
         .isEqualTo("claim team-a/c3 is allocated to driver gpu.example.com, not to " + DRIVER);
@@ -123,7 +78,8 @@ class ClaimCheckTest {
 
   @Test
   void aClaimAllocatedOnAnotherNodesPoolIsRefusedNamingBoth() {
-    ResourceClaim claim = claim("c4", result("fpga", DRIVER, "node-2", "port0"));
+    ResourceClaim claim =
+        scheduler.assign("team-a", "c4", DraScheduler.device("fpga", DRIVER, "node-2", "port0"));
 
     assertThat(check.check("team-a", "c4", uid(claim)).error())
         .isEqualTo("claim team-a/c4 is allocated on pool node-2, this node is node-1");
@@ -131,7 +87,7 @@ class ClaimCheckTest {
 
   @Test
   void aReCreatedClaimIsRefusedByItsUid() {
-    claim("c5", result("fpga", DRIVER, NODE, "port0"));
+    scheduler.assign("team-a", "c5", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
 
     assertThat(check.check("team-a", "c5", "uid-of-the-old-claim").error())
         .startsWith("claim team-a/c5 has uid ")
@@ -170,9 +126,9 @@ class ClaimCheckTest {
 
   @Test
   void adminAccessIsReported() {
-    DeviceRequestAllocationResult r = result("mon", DRIVER, NODE, "port0");
+    DeviceRequestAllocationResult r = DraScheduler.device("mon", DRIVER, NODE, "port0");
     r.setAdminAccess(true);
-    ResourceClaim claim = claim("c7", r);
+    ResourceClaim claim = scheduler.assign("team-a", "c7", r);
 
     assertThat(check.check("team-a", "c7", uid(claim)).devices())
         .extracting(ClaimCheck.AllocatedDevice::adminAccess)

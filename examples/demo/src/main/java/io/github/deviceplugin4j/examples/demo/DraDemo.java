@@ -3,7 +3,6 @@ package io.github.deviceplugin4j.examples.demo;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
@@ -15,6 +14,7 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import io.github.deviceplugin4j.examples.fixtures.DflFixture;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraConfig;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraDriver;
@@ -40,8 +40,9 @@ import java.util.stream.Collectors;
 /**
  * The demo's DRA part: the FPGA example's backend served as a DRA driver ({@link FpgaDraDriver}) on
  * the same simulated node, with fabric8's mock API server (CRUD mode, real HTTP on loopback) as the
- * API server, the demo playing the scheduler, and the testkit's fake kubelet (its DRA side) finding
- * the driver in the plugins registry, preparing and unpreparing the claim and watching health.
+ * API server, the testkit's {@link DraScheduler} playing the scheduler, and the testkit's fake
+ * kubelet (its DRA side) finding the driver in the plugins registry, preparing and unpreparing the
+ * claim and watching health.
  */
 final class DraDemo {
   static final String NODE = "demo-node";
@@ -128,13 +129,47 @@ final class DraDemo {
           }
         }
 
-        // The scheduler's part: pick a port holding accelerator AFU_A and write the allocation.
+        // The scheduler's part: the testkit's allocator picks a port holding accelerator AFU_A
+        // from the slices, through the DeviceClass and the claim's CEL selector.
+        DraScheduler scheduler = DraScheduler.forNode(client, NODE);
+        scheduler.installDeviceClass(config.driverName());
+        ResourceClaim claim =
+            scheduler.allocate(
+                new ResourceClaimBuilder()
+                    .withNewMetadata()
+                    .withName("accel-claim")
+                    .withNamespace(NAMESPACE)
+                    .endMetadata()
+                    .withNewSpec()
+                    .withNewDevices()
+                    .addNewRequest()
+                    .withName("port")
+                    .withNewExactly()
+                    .withDeviceClassName(config.driverName())
+                    .addNewSelector()
+                    .withNewCel()
+                    .withExpression(
+                        "device.attributes[\""
+                            + config.driverName()
+                            + "\"]."
+                            + FpgaDraDriver.AFU_ID
+                            + " == \""
+                            + Demo.AFU_A
+                            + "\"")
+                    .endCel()
+                    .endSelector()
+                    .endExactly()
+                    .endRequest()
+                    .endDevices()
+                    .endSpec()
+                    .build());
+        String pickedName =
+            claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
         Device picked =
             devices(client).stream()
-                .filter(d -> Demo.AFU_A.equals(string(d, FpgaDraDriver.AFU_ID)))
+                .filter(d -> d.getName().equals(pickedName))
                 .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no port with " + Demo.AFU_A));
-        ResourceClaim claim = allocatedClaim(client, "accel-claim", picked.getName());
+                .orElseThrow(() -> new IllegalStateException("no device " + pickedName));
         String uid = claim.getMetadata().getUid();
         demo.step(
             "sched",
@@ -218,11 +253,6 @@ final class DraDemo {
         .toList();
   }
 
-  private static String string(Device d, String attribute) {
-    DeviceAttribute a = d.getAttributes() == null ? null : d.getAttributes().get(attribute);
-    return a == null ? null : a.getString();
-  }
-
   private static String describe(Map<String, DeviceAttribute> attributes) {
     return attributes.entrySet().stream()
         .sorted(Map.Entry.comparingByKey())
@@ -244,49 +274,6 @@ final class DraDemo {
       }
     }
     throw new IllegalStateException("no port behind " + draName);
-  }
-
-  /** Creates a claim, then writes its allocation into the status as the scheduler does. */
-  private static ResourceClaim allocatedClaim(KubernetesClient client, String name, String device) {
-    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace(NAMESPACE);
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace(NAMESPACE)
-                    .endMetadata()
-                    .withNewSpec()
-                    .withNewDevices()
-                    .addNewRequest()
-                    .withName("port")
-                    .withNewExactly()
-                    .withDeviceClassName("fpga.example.com")
-                    .withCount(1L)
-                    .endExactly()
-                    .endRequest()
-                    .endDevices()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
-    result.setRequest("port");
-    result.setDriver("fpga.example.com");
-    result.setPool(NODE);
-    result.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(result)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
   }
 
   /** Waits until the fake kubelet's health stream reports the device with the given status. */

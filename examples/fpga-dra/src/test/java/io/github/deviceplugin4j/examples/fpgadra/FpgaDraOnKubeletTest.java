@@ -3,9 +3,7 @@ package io.github.deviceplugin4j.examples.fpgadra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
@@ -28,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  * the plugins registry, prepares and unprepares a claim the test allocated in the mock API server,
  * and sees a port turn unhealthy.
  */
-// tag::draTest[]
 @DraTest
 class FpgaDraOnKubeletTest {
   private static final String DRIVER = FpgaDraConfig.DEFAULT_DRIVER_NAME;
@@ -52,7 +49,8 @@ class FpgaDraOnKubeletTest {
                 .start()) {
       kubelet.awaitDraRegistration(DRIVER, WAIT);
       String port0 = BackendDevices.deviceName("dfl-port.0");
-      ResourceClaim claim = allocate("accel", port0); // the test plays the scheduler
+      ResourceClaim claim =
+          cluster.assign("team-a", "accel", "port", DRIVER, port0); // the test plays the scheduler
       String uid = claim.getMetadata().getUid();
 
       DraResult prepared =
@@ -83,8 +81,6 @@ class FpgaDraOnKubeletTest {
       assertThat(driver.cdiSpecFile(uid)).doesNotExist();
     }
   }
-
-  // end::draTest[]
 
   /** The driver on a fresh node, started; closed with the host that {@link #host} returns. */
   private BackendDriver startedDriver() {
@@ -169,40 +165,5 @@ class FpgaDraOnKubeletTest {
           "--root=" + root, "--poll-interval=100ms", "--cdi-dir=" + cluster.cdiDir(),
         },
         Map.of("NODE_NAME", cluster.nodeName()));
-  }
-
-  /** Creates a claim and writes its allocation into the status, as the scheduler does. */
-  private ResourceClaim allocate(String name, String device) {
-    var claims =
-        cluster.client().dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
-    result.setRequest("port");
-    result.setDriver(DRIVER);
-    result.setPool(cluster.nodeName());
-    result.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(result)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
   }
 }

@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.DraPluginHost;
@@ -129,7 +127,7 @@ class GenericDraOnKubeletTest {
   void aClaimIsPreparedWithTheGroupsNodesAndEnvironment() throws Exception {
     awaitPublished(4);
     FakeKubelet kubelet = cluster.kubelet();
-    ResourceClaim claim = allocate("key", KEY);
+    ResourceClaim claim = cluster.assign("team-a", "key", "device", DRIVER, KEY);
     String uid = claim.getMetadata().getUid();
 
     DraResult prepared =
@@ -175,40 +173,5 @@ class GenericDraOnKubeletTest {
     generic.backend().rescan();
 
     assertThat(awaitPublished(3)).doesNotContainKey(PORT0);
-  }
-
-  /** Creates a claim and writes its allocation into the status, as the scheduler does. */
-  private ResourceClaim allocate(String name, String device) {
-    var claims =
-        cluster.client().dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("team-a")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult result = new DeviceRequestAllocationResult();
-    result.setRequest("device");
-    result.setDriver(DRIVER);
-    result.setPool(cluster.nodeName());
-    result.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(result)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
   }
 }

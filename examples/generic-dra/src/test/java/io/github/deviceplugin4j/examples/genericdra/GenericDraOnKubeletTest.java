@@ -108,7 +108,7 @@ class GenericDraOnKubeletTest {
     Map<String, Device> devices = awaitPublished(4);
 
     assertThat(devices)
-        .as("count: 2 is ignored: two ports, one key, one NIC")
+        .as("count: 2 shares each device, which is published once: two ports, one key, one NIC")
         .containsOnlyKeys(PORT0, BackendDevices.deviceName("serial-ttyUSB1"), KEY, NIC);
     Device key = devices.get(KEY);
     assertThat(value(key, GenericDraBackend.RESOURCE)).isEqualTo("generic.example.com/yubikey");
@@ -178,7 +178,39 @@ class GenericDraOnKubeletTest {
   }
 
   /** Creates a claim and writes its allocation into the status, as the scheduler does. */
+  @Test
+  void countBecomesACapacityThatClaimsShare_andTwoClaimsArePreparedOnOneDevice() {
+    Device key = awaitPublished(4).get(KEY);
+    assertThat(key.getAllowMultipleAllocations()).isTrue();
+    var shares = key.getCapacity().get(GenericDraBackend.SHARES);
+    assertThat(shares.getValue().getAmount()).isEqualTo("2");
+    assertThat(shares.getRequestPolicy().getDefault().getAmount()).isEqualTo("1");
+    assertThat(shares.getRequestPolicy().getValidRange().getMax().getAmount()).isEqualTo("2");
+    FakeKubelet kubelet = cluster.kubelet();
+    ResourceClaim first = allocate("first", KEY, "5f0c8a59-0000-4000-8000-000000000001");
+    ResourceClaim second = allocate("second", KEY, "5f0c8a59-0000-4000-8000-000000000002");
+
+    DraResult a =
+        kubelet.prepareResources(
+            "pod-1",
+            DRIVER,
+            List.of(new DraClaim("team-a", first.getMetadata().getUid(), "first")));
+    DraResult b =
+        kubelet.prepareResources(
+            "pod-2",
+            DRIVER,
+            List.of(new DraClaim("team-a", second.getMetadata().getUid(), "second")));
+
+    assertThat(a.ok()).as("%s", a).isTrue();
+    assertThat(b.ok()).as("%s", b).isTrue();
+  }
+
   private ResourceClaim allocate(String name, String device) {
+    return allocate(name, device, null);
+  }
+
+  /** Plays the scheduler; a share ID and one share of the device's capacity when sharing. */
+  private ResourceClaim allocate(String name, String device, String shareId) {
     var claims =
         cluster.client().dynamicResourceAllocation().v1().resourceClaims().inNamespace("team-a");
     ResourceClaim created =
@@ -198,6 +230,11 @@ class GenericDraOnKubeletTest {
     result.setDriver(DRIVER);
     result.setPool(cluster.nodeName());
     result.setDevice(device);
+    if (shareId != null) {
+      result.setShareID(shareId);
+      result.setConsumedCapacity(
+          Map.of(GenericDraBackend.SHARES, new io.fabric8.kubernetes.api.model.Quantity("1")));
+    }
     return claims
         .resource(
             new ResourceClaimBuilder(created)

@@ -471,6 +471,29 @@ class BackendDriverKubernetes137Test {
   }
 
   @Test
+  void aStatusForADeviceTheClaimWasNotAllocated_isDroppedNotRetriedForever() {
+    start(builder(backend));
+    await().atMost(WAIT).until(() -> published().size() == 2);
+    ResourceClaim claim = allocatedClaim("other", result("fpga", "port0"));
+
+    var written =
+        driver
+            .claimStatus()
+            .set(
+                new io.github.deviceplugin4j.dra.slices.ClaimStatusWriter.ClaimRef(
+                    "team-a", "other", claim.getMetadata().getUid()),
+                new io.fabric8.kubernetes.api.model.resource.v1.AllocatedDeviceStatusBuilder()
+                    .withDevice("port1")
+                    .build());
+
+    assertThat(written)
+        .failsWithin(WAIT)
+        .withThrowableThat()
+        .withMessageContaining("not allocated device(s) [port1/]");
+    assertThat(read(claim).getStatus().getDevices()).isEmpty();
+  }
+
+  @Test
   void bindingConditionsArePublished_andAttachedDuringAnOutageLandsOnTheClaimAfterIt()
       throws Exception {
     start(

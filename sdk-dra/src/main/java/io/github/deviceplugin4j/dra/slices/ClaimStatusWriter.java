@@ -31,7 +31,9 @@ import org.slf4j.LoggerFactory;
  * with {@link SliceValidation#deviceStatus} first. A failed write (a conflict, the API server away)
  * is retried with exponential backoff, on the writer's own thread, until it lands; entries set
  * meanwhile are coalesced into the next write, the latest per device winning. A claim that is gone,
- * or was re-created with another UID, is dropped with a log line.
+ * or was re-created with another UID, is dropped with a log line, and so is an entry for a device
+ * the claim is not allocated (the API server would refuse it) or a write the API server refuses as
+ * invalid (422): those cannot succeed by retrying.
  *
  * <pre>{@code
  * try (ClaimStatusWriter status = ClaimStatusWriter.builder(client, "nic.example.com", nodeName).build()) {
@@ -244,8 +246,44 @@ public final class ClaimStatusWriter implements AutoCloseable {
     if (claim.getStatus() == null || claim.getStatus().getAllocation() == null) {
       return "the claim is no longer allocated";
     }
+    // The API server refuses an entry for a device the claim was not allocated (validation.go,
+    // validateDeviceStatus): such an entry is dropped here, naming it, instead of being retried.
+    java.util.Set<String> allocated = new java.util.HashSet<>();
+    var results =
+        claim.getStatus().getAllocation().getDevices() == null
+            ? null
+            : claim.getStatus().getAllocation().getDevices().getResults();
+    if (results != null) {
+      for (var r : results) {
+        if (driverName.equals(r.getDriver()) && poolName.equals(r.getPool())) {
+          allocated.add(key(r.getDevice(), r.getShareID()));
+        }
+      }
+    }
+    List<String> dropped = new ArrayList<>();
+    Map<String, AllocatedDeviceStatus> left = new LinkedHashMap<>();
+    entries.forEach(
+        (k, v) -> {
+          if (allocated.contains(k)) {
+            left.put(k, v);
+          } else {
+            dropped.add(k);
+          }
+        });
+    if (!dropped.isEmpty()) {
+      log.error(
+          "driver {}: the status of {} is not written to claim {}/{}: the claim is not allocated"
+              + " those devices of pool {} (device/shareID)",
+          driverName,
+          dropped,
+          ref.namespace(),
+          ref.name(),
+          poolName);
+      if (left.isEmpty()) {
+        return "the claim is not allocated device(s) " + dropped + " of pool " + poolName;
+      }
+    }
     List<AllocatedDeviceStatus> devices = new ArrayList<>();
-    Map<String, AllocatedDeviceStatus> left = new LinkedHashMap<>(entries);
     if (claim.getStatus().getDevices() != null) {
       for (AllocatedDeviceStatus d : claim.getStatus().getDevices()) {
         boolean ours = driverName.equals(d.getDriver()) && poolName.equals(d.getPool());
@@ -261,6 +299,11 @@ public final class ClaimStatusWriter implements AutoCloseable {
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404) {
         return "the claim is gone";
+      }
+      if (e.getCode() == 422) {
+        // Refused as invalid: retrying the same entries cannot succeed.
+        return "the API server refused the status as invalid: "
+            + (e.getStatus() != null ? e.getStatus().getMessage() : e.getMessage());
       }
       throw e;
     }

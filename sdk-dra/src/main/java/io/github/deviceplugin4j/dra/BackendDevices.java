@@ -73,10 +73,12 @@ public final class BackendDevices {
   public static final int MAX_NAME_LENGTH = 63;
 
   /** The most attributes and capacities together that one device may have (resource.k8s.io/v1). */
-  public static final int MAX_ATTRIBUTES_AND_CAPACITIES = 32;
+  public static final int MAX_ATTRIBUTES_AND_CAPACITIES =
+      io.github.deviceplugin4j.dra.slices.SliceValidation.MAX_ATTRIBUTES_AND_CAPACITIES;
 
   /** The longest string or version attribute value (resource.k8s.io/v1). */
-  public static final int MAX_ATTRIBUTE_VALUE_LENGTH = 64;
+  public static final int MAX_ATTRIBUTE_VALUE_LENGTH =
+      io.github.deviceplugin4j.dra.slices.SliceValidation.MAX_ATTRIBUTE_VALUE_LENGTH;
 
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
   private static final Pattern C_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");

@@ -101,8 +101,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class ResourceSlicePublisher implements AutoCloseable {
 
-  /** The most devices one ResourceSlice may hold (resource.k8s.io/v1). */
-  public static final int MAX_DEVICES_PER_SLICE = 128;
+  /**
+   * The most devices one ResourceSlice may hold (resource.k8s.io/v1); {@value
+   * SliceValidation#MAX_DEVICES_WITH_TAINTS_OR_COUNTERS} when a device has taints or consumes
+   * counters.
+   */
+  public static final int MAX_DEVICES_PER_SLICE = SliceValidation.MAX_DEVICES;
 
   /** Label with the driver name on every slice this publisher writes. */
   public static final String DRIVER_LABEL = "dra.deviceplugin4j.io/driver";

@@ -1,5 +1,8 @@
 package io.github.deviceplugin4j.dra;
 
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.AllocatedDeviceStatusBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.NetworkDeviceData;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.github.deviceplugin4j.cdi.CdiSpec;
@@ -13,6 +16,7 @@ import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.DeviceBackend;
 import io.github.deviceplugin4j.core.DeviceSink;
 import io.github.deviceplugin4j.dra.slices.ClaimCheck;
+import io.github.deviceplugin4j.dra.slices.ClaimStatusWriter;
 import io.github.deviceplugin4j.dra.slices.ResourceSlicePublisher;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -23,7 +27,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +77,18 @@ import org.slf4j.LoggerFactory;
  * becomes one CDI device {@code <claim uid>_<request>}, returned with the first device of the
  * request only, so that a container gets it once.
  *
+ * <p>Optional backend capabilities, detected with {@code instanceof}: {@link DevicePartitions}
+ * (shared counters of partitionable devices), {@link ClaimAllocator} (edits computed from the
+ * allocation, with each share of a shared device), {@link DeviceStatusReporter} (status written on
+ * the claim after prepare). A claim with admin access is prepared without taking the device from
+ * the claim that owns it; an ordinary claim of a device that another prepared ordinary claim holds
+ * fails, unless the device is shared ({@code allowMultipleAllocations}).
+ *
+ * <p><b>Health as taints</b>: an unhealthy device stays in the slices with the taint {@code
+ * <driver>/unhealthy} ({@code NoSchedule}; {@link Builder#healthTaintEffect} for {@code
+ * NoExecute}), its value the backend's reason; recovery removes it. Where the API server drops
+ * taints, the device is left out instead ({@link ResourceSlicePublisher}).
+ *
  * <p><b>Unprepare</b> removes the claim's CDI spec; a missing spec is fine. <b>Health</b>: each
  * device of the current list is HEALTHY or UNHEALTHY as the backend says; when the backend fails to
  * list its devices, the last known devices are UNKNOWN until it lists again.
@@ -95,6 +114,11 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
   private final BackendDevices mapping;
   private final ClaimCheck claimCheck;
   private final ResourceSlicePublisher publisher;
+  private final ClaimStatusWriter statusWriter;
+  private final ClaimAllocator claimAllocator;
+  private final DevicePartitions partitions;
+  private final DeviceStatusReporter statusReporter;
+  private final Map<String, String> heldBy = new ConcurrentHashMap<>(); // device -> claim uid
   private final ScheduledExecutorService reads;
   private final AtomicBoolean rescanQueued = new AtomicBoolean();
   private final AtomicBoolean started = new AtomicBoolean();
@@ -117,7 +141,16 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
     this.nodeName = nodeName;
     this.cdiKind = b.cdiVendor + "/" + b.cdiClass;
     this.cdi = CdiSpecDirectory.at(b.cdiDirectory);
-    this.mapping = b.mapping;
+    this.mapping =
+        b.healthTaints
+            ? b.mapping.withDefaultHealthTaint(driverName + "/unhealthy", b.taintEffect)
+            : b.mapping;
+    this.claimAllocator = b.backend instanceof ClaimAllocator c ? c : null;
+    this.partitions = b.backend instanceof DevicePartitions p ? p : null;
+    this.statusReporter = b.backend instanceof DeviceStatusReporter r ? r : null;
+    ClaimStatusWriter.Builder status = ClaimStatusWriter.builder(client, driverName, nodeName);
+    b.statusOptions.accept(status);
+    this.statusWriter = status.build();
     this.claimCheck = new ClaimCheck(client, driverName, nodeName);
     ResourceSlicePublisher.Builder slices =
         ResourceSlicePublisher.builder(client, driverName, nodeName)
@@ -260,10 +293,21 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
     }
     state = new State(list, Map.copyOf(byName), null);
     if (changed && !closed.get()) {
-      BackendDevices.Mapping mapped = mapping.map(list);
-      mapped.problems().forEach(p -> LOG.warn("DRA driver {}: {}", driverName, p));
+      DevicePartitions.Partitions parts = DevicePartitions.Partitions.none();
+      if (partitions != null) {
+        try {
+          parts = Objects.requireNonNull(partitions.partitions(list), "partitions() returned null");
+        } catch (RuntimeException e) {
+          LOG.error(
+              "DRA driver {}: the backend's partitions failed ({}); publishing without counters",
+              driverName,
+              describe(e));
+        }
+      }
+      BackendDevices.Mapping mapped = mapping.map(list, parts);
+      mapped.problems().forEach(p -> LOG.error("DRA driver {}: {}", driverName, p));
       try {
-        publisher.publish(mapped.draDevices());
+        publisher.publish(mapped.counterSets(), mapped.draDevices());
       } catch (IllegalStateException e) {
         // the publisher is closed: the driver is stopping
       }
@@ -340,7 +384,7 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
                 + a.request()
                 + ") is not in the backend's current device list on node "
                 + nodeName);
-      } else if (!d.isHealthy()) {
+      } else if (!d.isHealthy() && !a.adminAccess()) {
         problems.add(
             "device "
                 + a.device()
@@ -351,6 +395,18 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
       }
       devices.add(d);
     }
+    for (ClaimCheck.AllocatedDevice a : checked.devices()) {
+      String holder = exclusive(a) ? heldBy.get(a.device()) : null;
+      if (holder != null && !holder.equals(claim.uid())) {
+        problems.add(
+            "device "
+                + a.device()
+                + " is prepared for claim "
+                + holder
+                + " on this node: it can serve one claim at a time (admin access or a shared"
+                + " device excepted); the claim is retried after that claim is unprepared");
+      }
+    }
     if (!problems.isEmpty()) {
       return PrepareResult.failed(String.join("; ", problems));
     }
@@ -358,7 +414,7 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
     Map<String, String> annotations = new TreeMap<>();
     List<List<String>> cdiIds = new ArrayList<>();
     boolean any = false;
-    if (allocator == null) {
+    if (allocator == null && claimAllocator == null) {
       for (int i = 0; i < devices.size(); i++) {
         ContainerAllocation edits = devices.get(i).allocation();
         List<String> ids = new ArrayList<>();
@@ -388,7 +444,23 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
         }
         ContainerAllocation answer;
         try {
-          answer = allocator.allocate(new AllocationRequest(backend.resourceName(), group, merged));
+          if (claimAllocator != null) {
+            List<ClaimAllocator.Share> shares = new ArrayList<>();
+            for (int i : r.getValue()) {
+              ClaimCheck.AllocatedDevice a = checked.devices().get(i);
+              shares.add(
+                  new ClaimAllocator.Share(
+                      devices.get(i),
+                      a.device(),
+                      Optional.ofNullable(a.shareId()),
+                      a.consumedCapacity(),
+                      a.adminAccess()));
+            }
+            answer = claimAllocator.allocate(new ClaimAllocator.Request(claim, r.getKey(), shares));
+          } else {
+            answer =
+                allocator.allocate(new AllocationRequest(backend.resourceName(), group, merged));
+          }
         } catch (Exception e) {
           return PrepareResult.failed(
               "the backend's allocator failed for request " + r.getKey() + ": " + describe(e));
@@ -432,7 +504,150 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
       }
       out.add(new PreparedDevice(List.of(a.request()), a.pool(), a.device(), ids));
     }
+    for (ClaimCheck.AllocatedDevice a : checked.devices()) {
+      if (exclusive(a)) {
+        heldBy.put(a.device(), claim.uid());
+      }
+    }
+    reportStatus(claim, checked.devices(), devices);
     return PrepareResult.prepared(out);
+  }
+
+  /** Whether preparing this allocation takes the device for its claim alone. */
+  private static boolean exclusive(ClaimCheck.AllocatedDevice a) {
+    return !a.adminAccess() && a.shareId() == null;
+  }
+
+  private void reportStatus(
+      Claim claim, List<ClaimCheck.AllocatedDevice> allocated, List<Device> devices) {
+    if (statusReporter == null) {
+      return;
+    }
+    ClaimStatusWriter.ClaimRef ref = ref(claim);
+    for (int i = 0; i < devices.size(); i++) {
+      DeviceStatusReporter.DeviceStatus status;
+      try {
+        status = statusReporter.deviceStatus(devices.get(i));
+      } catch (RuntimeException e) {
+        LOG.warn(
+            "DRA driver {}: the backend's status of device {} failed: {}",
+            driverName,
+            allocated.get(i).device(),
+            describe(e));
+        continue;
+      }
+      if (status == null) {
+        continue;
+      }
+      AllocatedDeviceStatusBuilder entry =
+          new AllocatedDeviceStatusBuilder()
+              .withDevice(allocated.get(i).device())
+              .withShareID(allocated.get(i).shareId());
+      if (status.interfaceName() != null
+          || status.hardwareAddress() != null
+          || !status.ips().isEmpty()) {
+        entry.withNetworkData(
+            new NetworkDeviceData(
+                status.hardwareAddress(),
+                status.interfaceName(),
+                status.ips().isEmpty() ? null : status.ips()));
+      }
+      if (!status.data().isEmpty()) {
+        entry.withData(status.data());
+      }
+      try {
+        statusWriter.set(ref, entry.build());
+      } catch (IllegalArgumentException e) {
+        LOG.error("DRA driver {}: device status not written: {}", driverName, e.getMessage());
+      }
+    }
+  }
+
+  private static ClaimStatusWriter.ClaimRef ref(Claim claim) {
+    return new ClaimStatusWriter.ClaimRef(claim.namespace(), claim.name(), claim.uid());
+  }
+
+  /**
+   * Reports that a device of a claim is attached: each of the device's binding conditions (see
+   * {@link BackendDevices.Builder#bindingConditions}) is set True on the claim's device status, so
+   * the scheduler binds the pod (KEP-5007). The write is retried until it lands.
+   *
+   * @param claim the claim the device is allocated to
+   * @param deviceName the DRA device name
+   * @return completes once the conditions are in the API server
+   * @throws IllegalArgumentException when the device is unknown or declares no binding conditions
+   */
+  public CompletableFuture<Void> deviceAttached(Claim claim, String deviceName) {
+    BackendDevices.BindingConditions conditions = bindingConditions(deviceName);
+    List<io.fabric8.kubernetes.api.model.Condition> list = new ArrayList<>();
+    for (String type : conditions.conditions()) {
+      list.add(condition(type, "Attached", "device " + deviceName + " is attached"));
+    }
+    return statusWriter.set(
+        ref(claim),
+        new AllocatedDeviceStatusBuilder().withDevice(deviceName).withConditions(list).build());
+  }
+
+  /**
+   * Reports that attaching a device of a claim failed: the device's first binding failure condition
+   * is set True, so the scheduler gives up this node and tries again.
+   *
+   * @param claim the claim the device is allocated to
+   * @param deviceName the DRA device name
+   * @param message why, for people
+   * @return completes once the condition is in the API server
+   * @throws IllegalArgumentException when the device is unknown or declares no binding conditions
+   */
+  public CompletableFuture<Void> deviceAttachFailed(
+      Claim claim, String deviceName, String message) {
+    BackendDevices.BindingConditions conditions = bindingConditions(deviceName);
+    return statusWriter.set(
+        ref(claim),
+        new AllocatedDeviceStatusBuilder()
+            .withDevice(deviceName)
+            .withConditions(
+                condition(conditions.failureConditions().get(0), "AttachFailed", message))
+            .build());
+  }
+
+  private BackendDevices.BindingConditions bindingConditions(String deviceName) {
+    Device d = state.byName().get(deviceName);
+    if (d == null) {
+      throw new IllegalArgumentException(
+          "device " + deviceName + " is not in the backend's current device list");
+    }
+    BackendDevices.BindingConditions c = mapping.bindingConditionsOf(d);
+    if (c == null || c.conditions().isEmpty()) {
+      throw new IllegalArgumentException(
+          "device "
+              + deviceName
+              + " declares no binding conditions: set them with"
+              + " BackendDevices.builder().bindingConditions(...)");
+    }
+    return c;
+  }
+
+  private static io.fabric8.kubernetes.api.model.Condition condition(
+      String type, String reason, String message) {
+    return new ConditionBuilder()
+        .withType(type)
+        .withStatus("True")
+        .withReason(reason)
+        .withMessage(message)
+        .withLastTransitionTime(
+            java.time.format.DateTimeFormatter.ISO_INSTANT.format(
+                Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)))
+        .build();
+  }
+
+  /**
+   * The writer of this driver's entries in claims' {@code status.devices}, for drivers that report
+   * more than {@link DeviceStatusReporter} does.
+   *
+   * @return the writer
+   */
+  public ClaimStatusWriter claimStatus() {
+    return statusWriter;
   }
 
   /**
@@ -445,6 +660,7 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
   @Override
   public void unprepare(Claim claim, List<PreparedDevice> prepared) throws IOException {
     cdi.remove(cdiKind, transientId(claim));
+    heldBy.values().removeIf(uid -> uid.equals(claim.uid()));
   }
 
   /**
@@ -498,6 +714,7 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
       }
     }
     publisher.close();
+    statusWriter.close();
     if (ownsClient) {
       client.close();
     }
@@ -532,6 +749,9 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
     private BackendDevices mapping = BackendDevices.defaults();
     private boolean removeSlicesOnShutdown;
     private Consumer<ResourceSlicePublisher.Builder> sliceOptions = b -> {};
+    private Consumer<ClaimStatusWriter.Builder> statusOptions = b -> {};
+    private boolean healthTaints = true;
+    private BackendDevices.TaintEffect taintEffect = BackendDevices.TaintEffect.NO_SCHEDULE;
     private Function<String, String> env = System::getenv;
 
     private Builder(String driverName, DeviceBackend backend) {
@@ -622,6 +842,44 @@ public final class BackendDriver implements DraDriver, DraHealthReporter, AutoCl
      */
     public Builder sliceOptions(Consumer<ResourceSlicePublisher.Builder> options) {
       this.sliceOptions = Objects.requireNonNull(options, "sliceOptions");
+      return this;
+    }
+
+    /**
+     * Tunes the writer of claims' device status (backoff).
+     *
+     * @param options called with the writer's builder before it is built
+     * @return this builder
+     */
+    public Builder statusOptions(Consumer<ClaimStatusWriter.Builder> options) {
+      this.statusOptions = Objects.requireNonNull(options, "statusOptions");
+      return this;
+    }
+
+    /**
+     * Whether an unhealthy device stays in the slices with the taint {@code <driver>/unhealthy}
+     * (default true, what Kubernetes 1.37 does with device taints) or is left out of them (false,
+     * the behaviour before taints). A mapping with its own {@link
+     * BackendDevices.Builder#healthTaint} keeps it.
+     *
+     * @param value false to leave unhealthy devices out
+     * @return this builder
+     */
+    public Builder healthTaints(boolean value) {
+      this.healthTaints = value;
+      return this;
+    }
+
+    /**
+     * The effect of the health taint (default {@link BackendDevices.TaintEffect#NO_SCHEDULE}: no
+     * new claims get the device). {@link BackendDevices.TaintEffect#NO_EXECUTE} also evicts the
+     * pods using it: opt in when a broken device cannot serve its pods any more.
+     *
+     * @param value the effect
+     * @return this builder
+     */
+    public Builder healthTaintEffect(BackendDevices.TaintEffect value) {
+      this.taintEffect = Objects.requireNonNull(value, "healthTaintEffect");
       return this;
     }
 

@@ -224,4 +224,61 @@ class BackendDevicesTest {
         .asString()
         .contains("'broken'", "sysfs read failed");
   }
+
+  @Test
+  void taintValue_isAValidLabelValueOfAtMost63Characters() {
+    assertThat(BackendDevices.taintValue("fan failed: 9000 rpm")).isEqualTo("fan-failed-9000-rpm");
+    assertThat(BackendDevices.taintValue("  (ecc) ")).isEqualTo("ecc");
+    assertThat(BackendDevices.taintValue("")).isEmpty();
+    assertThat(BackendDevices.taintValue("!!!")).isEmpty();
+    String longReason = "x".repeat(62) + " and more";
+    String value = BackendDevices.taintValue(longReason);
+    assertThat(value).hasSizeLessThanOrEqualTo(63).isEqualTo("x".repeat(62));
+    assertThat(io.github.deviceplugin4j.dra.slices.SliceValidation.labelValue(value)).isTrue();
+  }
+
+  @Test
+  void anUnhealthyDevice_isTaintedWithItsReason_whenAHealthTaintIsSet() {
+    BackendDevices mapping =
+        BackendDevices.builder()
+            .healthTaint("fpga.example.com/unhealthy", BackendDevices.TaintEffect.NO_EXECUTE)
+            .build();
+    Device sick = Device.builder("fpga-0").health(Health.UNHEALTHY, "link down").build();
+
+    var dra = mapping.map(List.of(sick, Device.healthy("fpga-1"))).draDevices();
+
+    assertThat(dra).hasSize(2);
+    assertThat(dra.get(0).getTaints())
+        .singleElement()
+        .satisfies(
+            t -> {
+              assertThat(t.getKey()).isEqualTo("fpga.example.com/unhealthy");
+              assertThat(t.getValue()).isEqualTo("link-down");
+              assertThat(t.getEffect()).isEqualTo("NoExecute");
+            });
+    assertThat(dra.get(1).getTaints()).isEmpty();
+  }
+
+  @Test
+  void aDeviceWhoseBindingConditionsTheApiWouldRefuse_isLeftOutAndNamed_theOthersAreMapped() {
+    BackendDevices mapping =
+        BackendDevices.builder()
+            .bindingConditions(
+                d ->
+                    d.id().equals("bad")
+                        ? new BackendDevices.BindingConditions(List.of("attached"), List.of())
+                        : null)
+            .build();
+
+    BackendDevices.Mapping mapped =
+        mapping.map(List.of(Device.healthy("bad"), Device.healthy("good")));
+
+    assertThat(mapped.draDevices())
+        .extracting(io.fabric8.kubernetes.api.model.resource.v1.Device::getName)
+        .containsExactly("good");
+    assertThat(mapped.problems())
+        .singleElement()
+        .asString()
+        .contains("device 'bad' is left out", "bindingFailureConditions must be set together");
+  }
 }

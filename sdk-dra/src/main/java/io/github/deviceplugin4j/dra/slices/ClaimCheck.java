@@ -6,7 +6,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -107,12 +109,19 @@ public final class ClaimCheck {
       }
       ourPools.add(String.valueOf(r.getPool()));
       if (poolName.equals(r.getPool())) {
+        Map<String, String> consumed = new TreeMap<>();
+        if (r.getConsumedCapacity() != null) {
+          r.getConsumedCapacity().forEach((k, v) -> consumed.put(k, v.toString()));
+        }
         ours.add(
             new AllocatedDevice(
                 r.getRequest(),
                 r.getPool(),
                 r.getDevice(),
-                Boolean.TRUE.equals(r.getAdminAccess())));
+                Boolean.TRUE.equals(r.getAdminAccess()),
+                r.getShareID(),
+                consumed,
+                r.getBindingConditions() == null ? List.of() : r.getBindingConditions()));
       }
     }
     if (ours.isEmpty()) {
@@ -153,8 +162,49 @@ public final class ClaimCheck {
    * @param pool the pool: this node
    * @param device the DRA device name (see {@code BackendDevices.deviceName})
    * @param adminAccess whether the device was allocated for admin access (shared, monitoring)
+   * @param shareId the share's ID when the device allows multiple allocations (consumable
+   *     capacity), else null
+   * @param consumedCapacity by capacity name, the amount this allocation takes of a shared device
+   *     (quantities such as {@code 10Gi}); empty otherwise
+   * @param bindingConditions the binding conditions the scheduler waits for; usually empty
    */
-  public record AllocatedDevice(String request, String pool, String device, boolean adminAccess) {}
+  public record AllocatedDevice(
+      String request,
+      String pool,
+      String device,
+      boolean adminAccess,
+      String shareId,
+      Map<String, String> consumedCapacity,
+      List<String> bindingConditions) {
+
+    /**
+     * Copies the maps and lists.
+     *
+     * @param request see {@link #request()}
+     * @param pool see {@link #pool()}
+     * @param device see {@link #device()}
+     * @param adminAccess see {@link #adminAccess()}
+     * @param shareId see {@link #shareId()}
+     * @param consumedCapacity see {@link #consumedCapacity()}
+     * @param bindingConditions see {@link #bindingConditions()}
+     */
+    public AllocatedDevice {
+      consumedCapacity = Map.copyOf(consumedCapacity);
+      bindingConditions = List.copyOf(bindingConditions);
+    }
+
+    /**
+     * A device allocated whole, as before consumable capacity.
+     *
+     * @param request see {@link #request()}
+     * @param pool see {@link #pool()}
+     * @param device see {@link #device()}
+     * @param adminAccess see {@link #adminAccess()}
+     */
+    public AllocatedDevice(String request, String pool, String device, boolean adminAccess) {
+      this(request, pool, device, adminAccess, null, Map.of(), List.of());
+    }
+  }
 
   /**
    * The outcome of a check: the devices to prepare, or why the claim cannot be prepared here.

@@ -3,7 +3,10 @@ package io.github.deviceplugin4j.dra.slices;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.CounterSet;
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceCapacity;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourcePool;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
@@ -69,6 +72,18 @@ import org.slf4j.LoggerFactory;
  * up reconnecting, e.g. after "410 Gone"), it is opened again after the initial backoff and the
  * pool is synced; the periodic resync ({@link Builder#resyncInterval}) stays as a safety net.
  *
+ * <p>What is written is checked first with {@link SliceValidation} (upstream's validation rules): a
+ * device or counter set the API server would refuse is left out with an error log naming it and the
+ * limit, and the rest is published. Shared counter sets ({@link #publish(List, List)}, for
+ * partitionable devices) go into slices of their own, before the device slices, as the API
+ * requires; a slice with a device that has taints or consumes counters holds at most {@value
+ * SliceValidation#MAX_DEVICES_WITH_TAINTS_OR_COUNTERS} devices.
+ *
+ * <p>Device taints: when the API server drops them (the {@code DRADeviceTaints} gate is off, or the
+ * server is older), the publisher sees it in the slice it gets back, logs it once, and from then on
+ * leaves out every device with a {@code NoSchedule} or {@code NoExecute} taint (the only way left
+ * to keep the scheduler off it) and publishes other devices without their taints.
+ *
  * <p>Slice names are deterministic: {@code <index as 5 hex digits>-<driver>-<node>} (shortened with
  * a hash when longer than 253 characters). Upstream's Go controller uses the same prefix with
  * {@code generateName}; a fixed name makes a create idempotent instead: a retried create, or a
@@ -86,8 +101,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class ResourceSlicePublisher implements AutoCloseable {
 
-  /** The most devices one ResourceSlice may hold (resource.k8s.io/v1). */
-  public static final int MAX_DEVICES_PER_SLICE = 128;
+  /**
+   * The most devices one ResourceSlice may hold (resource.k8s.io/v1); {@value
+   * SliceValidation#MAX_DEVICES_WITH_TAINTS_OR_COUNTERS} when a device has taints or consumes
+   * counters.
+   */
+  public static final int MAX_DEVICES_PER_SLICE = SliceValidation.MAX_DEVICES;
 
   /** Label with the driver name on every slice this publisher writes. */
   public static final String DRIVER_LABEL = "dra.deviceplugin4j.io/driver";
@@ -125,8 +144,13 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   private final Set<String> ownWrites = new HashSet<>();
   private final Map<String, Integer> ownDeletes = new HashMap<>();
 
+  /** What the pool should hold: shared counter sets and devices, both sorted by name. */
+  private record Pool(List<CounterSet> counters, List<Device> devices) {}
+
+  private volatile boolean taintsDropped;
+
   // Guarded by this.
-  private List<Device> desired; // null: the pool is to be removed
+  private Pool desired; // null: the pool is to be removed
   private boolean hasDesired;
   private long requestedVersion;
   private boolean forceSync;
@@ -136,7 +160,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
 
   // Only touched on the worker thread.
   private String nodeUid;
-  private List<Device> lastPublished;
+  private Pool lastPublished;
   private boolean lastPublishedKnown;
   private Duration backoff;
   private Watch watch; // guarded by this
@@ -220,10 +244,28 @@ public final class ResourceSlicePublisher implements AutoCloseable {
    * @throws IllegalStateException if the publisher is closed
    */
   public CompletableFuture<Void> publish(List<Device> devices) {
+    return publish(List.of(), devices);
+  }
+
+  /**
+   * Sets the complete content of the pool, shared counter sets (for partitionable devices) and
+   * devices, and publishes it in the background. A counter set or device the API server would
+   * refuse ({@link SliceValidation}) is left out with an error log that names it and what to fix,
+   * and so is a device that consumes from a counter set that is not published; the rest is
+   * published.
+   *
+   * @param counterSets the pool's shared counter sets, with unique names
+   * @param devices every device of the pool, with unique names; order does not matter
+   * @return completes once this content, or a newer one, is in the API server
+   * @throws IllegalArgumentException if two devices share a name or one has none
+   * @throws IllegalStateException if the publisher is closed
+   */
+  public CompletableFuture<Void> publish(List<CounterSet> counterSets, List<Device> devices) {
+    Objects.requireNonNull(counterSets, "counterSets");
     Objects.requireNonNull(devices, "devices");
-    List<Device> sorted = new ArrayList<>(devices);
+    List<Device> sorted = new ArrayList<>();
     Set<String> names = new HashSet<>();
-    for (Device d : sorted) {
+    for (Device d : devices) {
       if (d.getName() == null || d.getName().isEmpty()) {
         throw new IllegalArgumentException("a device has no name: every DRA device needs one");
       }
@@ -232,8 +274,60 @@ public final class ResourceSlicePublisher implements AutoCloseable {
             "device name '" + d.getName() + "' appears twice: names are unique in a pool");
       }
     }
+    Map<String, CounterSet> sets = new java.util.TreeMap<>();
+    for (CounterSet c : counterSets) {
+      List<String> problems = SliceValidation.counterSet(c);
+      if (!problems.isEmpty()) {
+        log.error(
+            "driver {}: counter set '{}' is left out of pool {} (and the devices that consume it): {}",
+            driverName,
+            c.getName(),
+            nodeName,
+            String.join("; ", problems));
+      } else if (sets.putIfAbsent(c.getName(), c) != null) {
+        log.error(
+            "driver {}: counter set '{}' appears twice; the second one is left out",
+            driverName,
+            c.getName());
+      }
+    }
+    for (Device d : devices) {
+      List<String> problems = new ArrayList<>(SliceValidation.device(d));
+      if (d.getConsumesCounters() != null) {
+        for (var c : d.getConsumesCounters()) {
+          if (!sets.containsKey(c.getCounterSet())) {
+            problems.add(
+                "device '"
+                    + d.getName()
+                    + "' consumes from counter set '"
+                    + c.getCounterSet()
+                    + "', which the pool does not publish");
+          }
+        }
+      }
+      if (problems.isEmpty()) {
+        sorted.add(d);
+      } else {
+        log.error(
+            "driver {}: device '{}' is left out of pool {}, the API server would refuse it: {}",
+            driverName,
+            d.getName(),
+            nodeName,
+            String.join("; ", problems));
+      }
+    }
     sorted.sort(Comparator.comparing(Device::getName));
-    return request(List.copyOf(sorted), false);
+    return request(new Pool(List.copyOf(sets.values()), List.copyOf(sorted)), false);
+  }
+
+  /**
+   * Whether the API server keeps device taints. False once a written slice came back without the
+   * taints it was sent with: tainted devices are then left out instead (see the class comment).
+   *
+   * @return true until the API server was seen dropping taints
+   */
+  public boolean taintsSupported() {
+    return !taintsDropped;
   }
 
   /**
@@ -325,7 +419,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
     }
   }
 
-  private synchronized CompletableFuture<Void> request(List<Device> devices, boolean force) {
+  private synchronized CompletableFuture<Void> request(Pool devices, boolean force) {
     if (closed) {
       throw new IllegalStateException("the ResourceSlice publisher is closed");
     }
@@ -348,7 +442,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
 
   private void run() {
     long version;
-    List<Device> want;
+    Pool want;
     boolean force;
     synchronized (this) {
       scheduled = false;
@@ -441,16 +535,65 @@ public final class ResourceSlicePublisher implements AutoCloseable {
     return found;
   }
 
-  private void sync(List<Device> devices) {
-    OwnerReference owner = owner();
-    List<List<Device>> chunks = new ArrayList<>();
-    for (int i = 0; i < devices.size(); i += MAX_DEVICES_PER_SLICE) {
-      chunks.add(devices.subList(i, Math.min(devices.size(), i + MAX_DEVICES_PER_SLICE)));
+  /** The devices to write: without tainted devices when the API server drops taints. */
+  private List<Device> effective(List<Device> devices) {
+    if (!taintsDropped) {
+      return devices;
     }
-    if (chunks.isEmpty()) {
+    List<Device> out = new ArrayList<>();
+    for (Device d : devices) {
+      List<io.fabric8.kubernetes.api.model.resource.v1.DeviceTaint> taints = d.getTaints();
+      if (taints == null || taints.isEmpty()) {
+        out.add(d);
+      } else if (taints.stream().allMatch(t -> "None".equals(t.getEffect()))) {
+        out.add(
+            new DeviceBuilder(d)
+                .withTaints((List<io.fabric8.kubernetes.api.model.resource.v1.DeviceTaint>) null)
+                .build());
+      }
+    }
+    return out;
+  }
+
+  /** One slice's content: counter sets (devices null) or devices (counter sets null). */
+  private record Chunk(List<CounterSet> counters, List<Device> devices) {}
+
+  private static List<Chunk> chunks(List<CounterSet> counters, List<Device> devices) {
+    List<Chunk> chunks = new ArrayList<>();
+    for (int i = 0; i < counters.size(); i += SliceValidation.MAX_COUNTER_SETS) {
+      chunks.add(
+          new Chunk(
+              counters.subList(i, Math.min(counters.size(), i + SliceValidation.MAX_COUNTER_SETS)),
+              null));
+    }
+    List<Device> current = new ArrayList<>();
+    boolean limited = false;
+    for (Device d : devices) {
+      boolean l = limited || SliceValidation.limitsSlice(d);
+      int max = l ? SliceValidation.MAX_DEVICES_WITH_TAINTS_OR_COUNTERS : MAX_DEVICES_PER_SLICE;
+      if (current.size() + 1 > max) {
+        chunks.add(new Chunk(null, List.copyOf(current)));
+        current = new ArrayList<>();
+        l = SliceValidation.limitsSlice(d);
+      }
+      current.add(d);
+      limited = l;
+    }
+    if (!current.isEmpty() || chunks.isEmpty()) {
       // An empty pool is published as one empty slice: "no devices" differs from "no driver".
-      chunks.add(List.of());
+      chunks.add(new Chunk(null, List.copyOf(current)));
     }
+    return chunks;
+  }
+
+  private void sync(Pool pool) {
+    sync(pool, true);
+  }
+
+  private void sync(Pool pool, boolean checkTaints) {
+    OwnerReference owner = owner();
+    List<Chunk> chunks = chunks(pool.counters(), effective(pool.devices()));
+    List<Device> devices = pool.devices();
     List<ResourceSlice> current = existing();
     Map<String, ResourceSlice> byName = new HashMap<>();
     long generation = 0;
@@ -482,10 +625,12 @@ public final class ResourceSlicePublisher implements AutoCloseable {
         delete(s);
       }
     }
+    List<ResourceSlice> written = new ArrayList<>();
     for (int i = 0; i < chunks.size(); i++) {
       ResourceSlice old = byName.get(names.get(i));
       ResourceSliceBuilder builder =
           old == null ? new ResourceSliceBuilder() : new ResourceSliceBuilder(old);
+      Chunk chunk = chunks.get(i);
       ResourceSlice slice =
           builder
               .editOrNewMetadata()
@@ -497,15 +642,35 @@ public final class ResourceSlicePublisher implements AutoCloseable {
               .withDriver(driverName)
               .withNodeName(nodeName)
               .withPool(new ResourcePool(next, nodeName, (long) chunks.size()))
-              .withDevices(chunks.get(i))
+              .withDevices(chunk.devices())
+              .withSharedCounters(chunk.counters())
               .endSpec()
               .build();
+      List<String> problems = SliceValidation.slice(slice.getSpec());
+      if (!problems.isEmpty()) {
+        // Cannot happen for what publish() let through; a bug if it does.
+        throw new IllegalStateException(
+            "slice " + names.get(i) + " would be refused: " + String.join("; ", problems));
+      }
+      ResourceSlice stored;
       if (old == null) {
-        create(slice);
+        stored = create(slice);
       } else {
-        remember(api().resource(slice).update());
+        stored = api().resource(slice).update();
+        remember(stored);
         updates.incrementAndGet();
       }
+      written.add(stored);
+    }
+    if (checkTaints && !taintsDropped && taintsMissing(written, chunks, names)) {
+      taintsDropped = true;
+      log.warn(
+          "the API server dropped the device taints of driver {} (feature gate DRADeviceTaints off,"
+              + " or a server older than 1.33): from now on devices with a NoSchedule or NoExecute"
+              + " taint, such as unhealthy devices, are left out of the ResourceSlices instead",
+          driverName);
+      sync(pool, false);
+      return;
     }
     log.info(
         "published {} devices in {} ResourceSlices of pool {} (generation {}) for driver {}",
@@ -520,11 +685,13 @@ public final class ResourceSlicePublisher implements AutoCloseable {
    * Creates a slice; when one of that name exists without our labels (edited by someone, or written
    * by another instance of the driver a moment ago), takes it over with an update.
    */
-  private void create(ResourceSlice slice) {
+  private ResourceSlice create(ResourceSlice slice) {
     String name = slice.getMetadata().getName();
     try {
-      remember(api().resource(slice).create());
+      ResourceSlice stored = api().resource(slice).create();
+      remember(stored);
       creates.incrementAndGet();
+      return stored;
     } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
         throw e;
@@ -534,13 +701,57 @@ public final class ResourceSlicePublisher implements AutoCloseable {
               .findFirst()
               .orElseThrow(() -> e);
       slice.getMetadata().setResourceVersion(found.getMetadata().getResourceVersion());
-      remember(api().resource(slice).update());
+      ResourceSlice stored = api().resource(slice).update();
+      remember(stored);
       updates.incrementAndGet();
+      return stored;
     }
   }
 
-  private boolean matches(ResourceSlice s, List<Device> devices, int count, OwnerReference owner) {
+  /** Whether a device sent with taints came back (or is stored) without them. */
+  private static boolean taintsMissing(
+      List<ResourceSlice> stored, List<Chunk> chunks, List<String> names) {
+    Map<String, ResourceSlice> byName = new HashMap<>();
+    for (ResourceSlice s : stored) {
+      if (s != null && s.getMetadata() != null) {
+        byName.put(s.getMetadata().getName(), s);
+      }
+    }
+    for (int i = 0; i < chunks.size(); i++) {
+      List<Device> sent = chunks.get(i).devices();
+      ResourceSlice s = byName.get(names.get(i));
+      if (sent == null || s == null || s.getSpec() == null || s.getSpec().getDevices() == null) {
+        continue;
+      }
+      Map<String, Device> back = new HashMap<>();
+      s.getSpec().getDevices().forEach(d -> back.put(d.getName(), d));
+      for (Device d : sent) {
+        Device b = back.get(d.getName());
+        if (d.getTaints() != null
+            && !d.getTaints().isEmpty()
+            && b != null
+            && (b.getTaints() == null || b.getTaints().isEmpty())) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private boolean matches(ResourceSlice s, Chunk chunk, int count, OwnerReference owner) {
     var spec = s.getSpec();
+    List<Device> devices = chunk.devices();
+    if (devices == null) {
+      if (spec.getDevices() != null && !spec.getDevices().isEmpty()) {
+        return false;
+      }
+      devices = List.of();
+      if (!sameCounters(spec.getSharedCounters(), chunk.counters())) {
+        return false;
+      }
+    } else if (spec.getSharedCounters() != null && !spec.getSharedCounters().isEmpty()) {
+      return false;
+    }
     return nodeName.equals(spec.getNodeName())
         && Long.valueOf(count).equals(spec.getPool().getResourceSliceCount())
         && s.getMetadata().getOwnerReferences() != null
@@ -553,6 +764,57 @@ public final class ResourceSlicePublisher implements AutoCloseable {
   /**
    * Devices equal, with quantities compared by value (the API server may rewrite 1024Mi as 1Gi).
    */
+  private static boolean sameCounters(List<CounterSet> a, List<CounterSet> b) {
+    List<CounterSet> x = a == null ? List.of() : a;
+    List<CounterSet> y = b == null ? List.of() : b;
+    if (x.size() != y.size()) {
+      return false;
+    }
+    for (int i = 0; i < x.size(); i++) {
+      var cx =
+          x.get(i).getCounters() == null
+              ? Map.<String, io.fabric8.kubernetes.api.model.resource.v1.Counter>of()
+              : x.get(i).getCounters();
+      var cy =
+          y.get(i).getCounters() == null
+              ? Map.<String, io.fabric8.kubernetes.api.model.resource.v1.Counter>of()
+              : y.get(i).getCounters();
+      if (!Objects.equals(x.get(i).getName(), y.get(i).getName())
+          || !cx.keySet().equals(cy.keySet())) {
+        return false;
+      }
+      for (var e : cx.entrySet()) {
+        if (!sameQuantity(e.getValue().getValue(), cy.get(e.getKey()).getValue())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private static boolean sameQuantity(Quantity a, Quantity b) {
+    if (a == null || b == null) {
+      return a == b;
+    }
+    return a.getNumericalAmount().compareTo(b.getNumericalAmount()) == 0;
+  }
+
+  /** A device as compared: capacities apart, taints without the time the server stamps. */
+  private static Device comparable(Device d) {
+    DeviceBuilder b = new DeviceBuilder(d).withCapacity(null);
+    if (d.getTaints() != null) {
+      b.withTaints(
+          d.getTaints().stream()
+              .map(
+                  t ->
+                      new io.fabric8.kubernetes.api.model.resource.v1.DeviceTaintBuilder(t)
+                          .withTimeAdded(null)
+                          .build())
+              .toList());
+    }
+    return b.build();
+  }
+
   static boolean sameDevices(List<Device> a, List<Device> b) {
     if (a.size() != b.size()) {
       return false;
@@ -563,15 +825,7 @@ public final class ResourceSlicePublisher implements AutoCloseable {
       if (!sameCapacity(x.getCapacity(), y.getCapacity())) {
         return false;
       }
-      Device xs =
-          new io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder(x)
-              .withCapacity(null)
-              .build();
-      Device ys =
-          new io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder(y)
-              .withCapacity(null)
-              .build();
-      if (!xs.equals(ys)) {
+      if (!comparable(x).equals(comparable(y))) {
         return false;
       }
     }

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 class RbacManifestTest {
   private static final Pattern RESOURCE_PATH =
       Pattern.compile(
-          "/apis?(?:/[^/]+)?/v1(?:/namespaces/[^/]+)?/(?<resource>[a-z]+)(?<name>/[^/?]+)?(\\?.*)?");
+          "/apis?(?:/[^/]+)?/v1(?:/namespaces/[^/]+)?/(?<resource>[a-z]+)(?<name>/[^/?]+)?"
+              + "(?<sub>/[a-z]+)?(?<query>\\?.*)?");
 
   @Test
   void theClusterRoleGrantsExactlyWhatTheSdkCalls() throws Exception {
@@ -105,13 +106,28 @@ class RbacManifestTest {
       }
       new ClaimCheck(api.client, "fpga.example.com", "node-1")
           .check("team-a", "c1", claim.getMetadata().getUid());
+      try (ClaimStatusWriter status =
+          ClaimStatusWriter.builder(api.client, "fpga.example.com", "node-1").build()) {
+        status
+            .set(
+                new ClaimStatusWriter.ClaimRef("team-a", "c1", claim.getMetadata().getUid()),
+                new io.fabric8.kubernetes.api.model.resource.v1.AllocatedDeviceStatusBuilder()
+                    .withDevice("dev-0000")
+                    .build())
+            .get(20, TimeUnit.SECONDS);
+      }
 
       int calls = api.server.getRequestCount() - setUp;
       for (int i = 0; i < calls; i++) {
         RecordedRequest request = api.server.takeRequest(5, TimeUnit.SECONDS);
         Matcher m = RESOURCE_PATH.matcher(request.getPath());
         assertThat(m.matches()).as("an API path: %s", request.getPath()).isTrue();
-        used.add(m.group("resource") + ":" + verb(request.getMethod(), m.group("name") != null));
+        String resource = m.group("resource") + (m.group("sub") == null ? "" : m.group("sub"));
+        boolean watch = m.group("query") != null && m.group("query").contains("watch=true");
+        used.add(
+            resource
+                + ":"
+                + (watch ? "watch" : verb(request.getMethod(), m.group("name") != null)));
       }
     }
     return used;

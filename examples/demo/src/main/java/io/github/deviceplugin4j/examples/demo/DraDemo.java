@@ -113,7 +113,7 @@ final class DraDemo {
                 registered.service()));
 
         // Slices published from the backend's ports.
-        await(() -> devices(client).size() == 3, "3 devices in the ResourceSlices");
+        await(() -> devices(client).size() == 5, "3 ports and 2 cards in the ResourceSlices");
         for (ResourceSlice s : slices(client)) {
           demo.step(
               "api",
@@ -130,7 +130,8 @@ final class DraDemo {
         }
 
         // The scheduler's part: the testkit's allocator picks a port holding accelerator AFU_A
-        // from the slices, through the DeviceClass and the claim's CEL selector.
+        // from the slices (ports and, since they are partitions of one, whole cards), through the
+        // DeviceClass and the claim's CEL selector.
         DraScheduler scheduler = DraScheduler.forNode(client, NODE);
         scheduler.installDeviceClass(config.driverName());
         ResourceClaim claim =
@@ -149,13 +150,12 @@ final class DraDemo {
                     .addNewSelector()
                     .withNewCel()
                     .withExpression(
-                        "device.attributes[\""
-                            + config.driverName()
-                            + "\"]."
-                            + FpgaDraDriver.AFU_ID
-                            + " == \""
-                            + Demo.AFU_A
-                            + "\"")
+                        // Cards carry no AFU: ask whether the attribute is there first, or CEL
+                        // fails the whole allocation on the first card ("no such key").
+                        String.format(
+                            "\"%2$s\" in device.attributes[\"%1$s\"]"
+                                + " && device.attributes[\"%1$s\"].%2$s == \"%3$s\"",
+                            config.driverName(), FpgaDraDriver.AFU_ID, Demo.AFU_A))
                     .endCel()
                     .endSelector()
                     .endExactly()
@@ -213,14 +213,28 @@ final class DraDemo {
                 sick.status(),
                 (System.nanoTime() - faulted) / 1_000_000,
                 sick.message()));
-        await(() -> devices(client).size() == 2, "the unhealthy port left out of the slices");
+        await(
+            () ->
+                devices(client).stream()
+                    .anyMatch(
+                        d ->
+                            d.getName().equals(picked.getName())
+                                && d.getTaints() != null
+                                && !d.getTaints().isEmpty()),
+            "the unhealthy port tainted in the slices");
         demo.step(
             "api",
-            "slices now list "
-                + devices(client).size()
-                + " devices, pool generation "
+            "slices now taint "
+                + picked.getName()
+                + " ("
+                + devices(client).stream()
+                    .filter(d -> d.getName().equals(picked.getName()))
+                    .flatMap(d -> d.getTaints().stream())
+                    .map(t -> t.getKey() + "=" + t.getValue() + ":" + t.getEffect())
+                    .collect(Collectors.joining(", "))
+                + "), pool generation "
                 + slices(client).get(0).getSpec().getPool().getGeneration()
-                + ": the unhealthy port cannot be allocated");
+                + ": no new claim gets the unhealthy port");
         fpga.portErrors(port, "0x0");
         awaitHealth(kubelet, config.driverName(), picked.getName(), DraDeviceHealth.Status.HEALTHY);
         demo.step("kubelet", "health stream: " + picked.getName() + " HEALTHY again");

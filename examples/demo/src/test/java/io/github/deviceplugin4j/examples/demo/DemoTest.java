@@ -50,14 +50,16 @@ class DemoTest {
         .contains(
             "driver fpga.example.com registers as DRAPlugin, endpoint dra.sock, the kubelet chose"
                 + " service v1.DRAPlugin")
-        .contains(": 3 devices, pool demo-node generation 1 (1 slice(s) in the pool)")
+        .contains(": 5 devices, pool demo-node generation 1 (2 slice(s) in the pool)")
         .contains("afuId=d8424dc4... interfaceId=")
         .contains("allocated claim demo/accel-claim (uid ")
         .contains("NodePrepareResources: CDI devices fpga.example.com/port=")
         .contains("wrote CDI spec fpga.example.com-port_claim-")
         .contains("\"path\" : \"/dev/dfl-port.0\"")
         .contains(" UNHEALTHY after ")
-        .contains("slices now list 2 devices, pool generation 2")
+        .contains("slices now taint dfl-port-0-")
+        .contains("(fpga.example.com/unhealthy=")
+        .contains(":NoSchedule), pool generation 2")
         .contains(" HEALTHY again")
         .contains("NodeUnprepareResources: ok, CDI spec removed")
         .contains("driver stopped: sockets removed")

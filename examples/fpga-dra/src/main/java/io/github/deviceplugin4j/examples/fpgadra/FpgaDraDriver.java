@@ -7,14 +7,17 @@ import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The FPGA example served as a DRA (Dynamic Resource Allocation) driver instead of a device plugin,
  * from the same {@link FpgaBackend}: every port is a device of this node's pool, named after the
- * port, with its accelerator ({@code afuId}), region interface ({@code interfaceId}), card PCI
- * address ({@code pciAddress}), region and NUMA node as attributes. A claim picks ports with a CEL
- * selector on those attributes; preparing it writes one CDI spec giving the container the ports'
- * device nodes and {@code DFL_PORTS}.
+ * port, and so is every card as a whole ({@link FpgaCards}: the card and its ports are partitions
+ * of one counter set, so the scheduler hands out either); a port has its accelerator ({@code
+ * afuId}), region interface ({@code interfaceId}), card PCI address ({@code pciAddress}), region
+ * and NUMA node as attributes. A claim picks ports with a CEL selector on those attributes;
+ * preparing it writes one CDI spec giving the container the ports' device nodes and {@code
+ * DFL_PORTS}.
  *
  * <p>It ships as its own jar and image, apart from the device plugin's (which does not carry the
  * DRA SDK or the Kubernetes client): {@code java -jar deviceplugin4j-example-fpga-dra.jar
@@ -38,6 +41,9 @@ public final class FpgaDraDriver {
 
   /** The attribute holding the card's FPGA region in sysfs, e.g. {@code region0}. */
   public static final String REGION = "region";
+
+  /** The attribute telling a whole card ({@code card}) from one of its ports ({@code port}). */
+  public static final String KIND = "kind";
 
   /** The CDI class of the claims' specs: CDI device names read {@code <driver>/port=...}. */
   public static final String CDI_CLASS = "port";
@@ -69,29 +75,34 @@ public final class FpgaDraDriver {
   public static BackendDriver.Builder builder(FpgaDraConfig config) {
     Objects.requireNonNull(config, "config");
     // tag::builder[]
-    FpgaBackend backend = FpgaBackend.everyPort(config.backendConfig());
-    return BackendDriver.builder(config.driverName(), backend)
+    FpgaCards cards = new FpgaCards(FpgaBackend.everyPort(config.backendConfig()));
+    return BackendDriver.builder(config.driverName(), cards)
         .nodeName(config.nodeName())
         .cdiDirectory(config.cdiDir())
         .cdiKind(config.driverName(), CDI_CLASS)
-        .mapping(mapping(backend));
+        .mapping(mapping(cards));
     // end::builder[]
   }
 
   /**
-   * How a port becomes a DRA device: its NUMA node comes from the device itself; the IDs and the
-   * PCI address from the backend's last scan of the port.
+   * How a port or card becomes a DRA device: its NUMA node comes from the device itself; the IDs
+   * and the PCI address from the backend's last scan of the port; {@value #KIND} tells a card from
+   * a port.
    *
-   * @param backend the backend the devices come from
+   * @param cards the backend the devices come from
    * @return the mapping
    */
   // tag::mapping[]
-  public static BackendDevices mapping(FpgaBackend backend) {
+  public static BackendDevices mapping(FpgaCards cards) {
     return BackendDevices.builder()
         .attributes(
             device -> {
               Map<String, Object> attributes = new LinkedHashMap<>();
-              backend
+              Optional<String> card = FpgaCards.cardAddress(device);
+              attributes.put(KIND, card.isPresent() ? "card" : "port");
+              card.ifPresent(a -> attributes.put(PCI_ADDRESS, a));
+              cards
+                  .ports()
                   .port(device.id())
                   .ifPresent(
                       port -> {

@@ -154,6 +154,23 @@ class DraManifestTest {
   }
 
   @Test
+  void theExtendedResourceClassServesTheDevicePluginsResourceNameFromThePorts() throws Exception {
+    DeviceClass dc =
+        StrictYaml.read(DRA.resolve("deviceclass-extended-resource.yaml"), DeviceClass.class);
+
+    String afu = "d8424dc4a4a3c413f89e433683f9040b";
+    assertThat(dc.getSpec().getExtendedResourceName())
+        .isEqualTo(
+            io.github.deviceplugin4j.examples.fpga.FpgaConfig.defaults(Path.of("/"))
+                .resourceName(afu));
+    String cel = dc.getSpec().getSelectors().get(0).getCel().getExpression();
+    assertThat(cel)
+        .contains("device.driver == \"" + DRIVER + "\"")
+        .contains(".kind == \"port\"")
+        .contains("." + FpgaDraDriver.AFU_ID + " == \"" + afu + "\"");
+  }
+
+  @Test
   void claimTemplateAsksTheClassForAPortByTheAttributeTheDriverPublishes() throws Exception {
     DeviceClass dc = StrictYaml.read(DRA.resolve("deviceclass.yaml"), DeviceClass.class);
     ResourceClaimTemplate t =
@@ -197,6 +214,7 @@ class DraManifestTest {
           .containsExactlyElementsOf(
               Arrays.asList(
                   "daemonset.yaml",
+                  "deviceclass-extended-resource.yaml",
                   "deviceclass.yaml",
                   "pod.yaml",
                   "rbac.yaml",

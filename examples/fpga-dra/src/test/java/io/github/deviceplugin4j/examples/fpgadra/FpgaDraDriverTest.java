@@ -5,9 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
@@ -18,6 +16,7 @@ import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.Claim;
 import io.github.deviceplugin4j.dra.PrepareResult;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.examples.fpga.DflPort;
 import java.nio.file.Files;
@@ -102,7 +101,7 @@ class FpgaDraDriverTest {
   void everyPortIsPublishedWithItsAcceleratorInterfacePciAddressAndNuma() {
     start();
 
-    await().atMost(WAIT).until(() -> published().size() == 3);
+    await().atMost(WAIT).until(() -> published().size() == 5); // 3 ports, 2 cards
     Map<String, Map<String, DeviceAttribute>> byName =
         published().stream()
             .collect(
@@ -122,23 +121,106 @@ class FpgaDraDriverTest {
     assertThat(slices).allSatisfy(s -> assertThat(s.getSpec().getNodeName()).isEqualTo(NODE));
   }
 
+  private io.fabric8.kubernetes.api.model.resource.v1.Device device(String name) {
+    return published().stream().filter(d -> d.getName().equals(name)).findFirst().orElseThrow();
+  }
+
   @Test
-  void aCrashedPortLeavesTheSlicesUntilRepaired() {
+  void aCrashedPortAndItsCardAreTaintedUntilRepaired() {
     start();
-    await().atMost(WAIT).until(() -> published().size() == 3);
+    await().atMost(WAIT).until(() -> published().size() == 5); // 3 ports, 2 cards
+    String port1 = BackendDevices.deviceName("dfl-port.1");
+    String card = BackendDevices.deviceName(FpgaCards.CARD_PREFIX + "0000:5e:00.0");
 
     node.fpga.afuId(1, DflPort.CRASHED_AFU_ID);
 
-    await().atMost(WAIT).until(() -> published().size() == 2);
-    assertThat(published())
-        .extracting(io.fabric8.kubernetes.api.model.resource.v1.Device::getName)
-        .doesNotContain(BackendDevices.deviceName("dfl-port.1"));
+    await().atMost(WAIT).until(() -> !device(port1).getTaints().isEmpty());
+    assertThat(device(port1).getTaints())
+        .singleElement()
+        .satisfies(
+            t -> {
+              assertThat(t.getKey()).isEqualTo(FpgaDraConfig.DEFAULT_DRIVER_NAME + "/unhealthy");
+              assertThat(t.getEffect()).isEqualTo("NoSchedule");
+              assertThat(t.getValue()).isNotEmpty();
+            });
+    await().atMost(WAIT).until(() -> !device(card).getTaints().isEmpty());
+    assertThat(device(BackendDevices.deviceName("dfl-port.0")).getTaints()).isEmpty();
+
+    node.fpga.afuId(1, DraTestNode.AFU_B);
+
+    await()
+        .atMost(WAIT)
+        .until(() -> device(port1).getTaints().isEmpty() && device(card).getTaints().isEmpty());
+  }
+
+  @Test
+  void eachCardIsACounterSetThatTheWholeCardAndEachPortConsume() {
+    start();
+    await().atMost(WAIT).until(() -> published().size() == 5); // 3 ports, 2 cards
+    String card = BackendDevices.deviceName(FpgaCards.CARD_PREFIX + "0000:5e:00.0");
+
+    List<io.fabric8.kubernetes.api.model.resource.v1.CounterSet> sets =
+        client.dynamicResourceAllocation().v1().resourcesSlices().list().getItems().stream()
+            .flatMap(s -> s.getSpec().getSharedCounters().stream())
+            .toList();
+    assertThat(sets)
+        .extracting(io.fabric8.kubernetes.api.model.resource.v1.CounterSet::getName)
+        .containsExactlyInAnyOrder(
+            card, BackendDevices.deviceName(FpgaCards.CARD_PREFIX + "0000:af:00.0"));
+    assertThat(
+            sets.stream()
+                .filter(c -> c.getName().equals(card))
+                .findFirst()
+                .orElseThrow()
+                .getCounters()
+                .get(FpgaCards.PORTS_COUNTER)
+                .getValue()
+                .getAmount())
+        .isEqualTo("2");
+    assertThat(device(card).getAttributes().get(FpgaDraDriver.KIND).getString()).isEqualTo("card");
+    assertThat(device(card).getConsumesCounters())
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.getCounterSet()).isEqualTo(card);
+              assertThat(c.getCounters().get(FpgaCards.PORTS_COUNTER).getValue().getAmount())
+                  .isEqualTo("2");
+            });
+    for (String port : List.of("dfl-port.0", "dfl-port.1")) {
+      assertThat(device(BackendDevices.deviceName(port)).getConsumesCounters())
+          .singleElement()
+          .satisfies(
+              c -> {
+                assertThat(c.getCounterSet()).isEqualTo(card);
+                assertThat(c.getCounters().get(FpgaCards.PORTS_COUNTER).getValue().getAmount())
+                    .isEqualTo("1");
+              });
+    }
+  }
+
+  @Test
+  void preparingTheWholeCardGivesTheContainerEveryPortOfIt() throws Exception {
+    start();
+    await().atMost(WAIT).until(() -> published().size() == 5); // 3 ports, 2 cards
+    String card = BackendDevices.deviceName(FpgaCards.CARD_PREFIX + "0000:5e:00.0");
+    ResourceClaim claim = allocatedClaim("card", card);
+
+    PrepareResult result =
+        driver.prepare(
+            new Claim("demo", claim.getMetadata().getUid(), claim.getMetadata().getName()));
+
+    assertThat(result.error()).isEmpty();
+    assertThat(Files.readString(driver.cdiSpecFile(claim.getMetadata().getUid())))
+        .contains("/dev/dfl-port.0")
+        .contains("/dev/dfl-port.1")
+        .contains("DFL_PORTS=dfl-port.0,dfl-port.1")
+        .doesNotContain("/dev/dfl-port.2");
   }
 
   @Test
   void preparingAnAllocatedClaimWritesTheCdiSpecOfItsPortsAndUnprepareRemovesIt() throws Exception {
     start();
-    await().atMost(WAIT).until(() -> published().size() == 3);
+    await().atMost(WAIT).until(() -> published().size() == 5); // 3 ports, 2 cards
     String device = BackendDevices.deviceName("dfl-port.2");
     ResourceClaim claim = allocatedClaim("accel", device);
     Claim wire = new Claim("demo", claim.getMetadata().getUid(), claim.getMetadata().getName());
@@ -165,36 +247,11 @@ class FpgaDraDriverTest {
   }
 
   private ResourceClaim allocatedClaim(String name, String device) {
-    var claims = client.dynamicResourceAllocation().v1().resourceClaims().inNamespace("demo");
-    ResourceClaim created =
-        claims
-            .resource(
-                new ResourceClaimBuilder()
-                    .withNewMetadata()
-                    .withName(name)
-                    .withNamespace("demo")
-                    .endMetadata()
-                    .withNewSpec()
-                    .endSpec()
-                    .build())
-            .create();
-    DeviceRequestAllocationResult r = new DeviceRequestAllocationResult();
-    r.setRequest("fpga");
-    r.setDriver(FpgaDraConfig.DEFAULT_DRIVER_NAME);
-    r.setPool(NODE);
-    r.setDevice(device);
-    return claims
-        .resource(
-            new ResourceClaimBuilder(created)
-                .withNewStatus()
-                .withNewAllocation()
-                .withNewDevices()
-                .withResults(r)
-                .endDevices()
-                .endAllocation()
-                .endStatus()
-                .build())
-        .updateStatus();
+    return DraScheduler.forNode(client, NODE)
+        .assign(
+            "demo",
+            name,
+            DraScheduler.device("fpga", FpgaDraConfig.DEFAULT_DRIVER_NAME, NODE, device));
   }
 
   @Test

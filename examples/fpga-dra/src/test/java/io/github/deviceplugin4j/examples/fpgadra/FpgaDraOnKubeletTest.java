@@ -106,7 +106,7 @@ class FpgaDraOnKubeletTest {
       cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
       var again = cluster.kubelet().awaitDraRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
       assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
-      await().atMost(WAIT).until(() -> sliceNames().size() == 1);
+      await().atMost(WAIT).until(() -> sliceNames().size() == 2 /* counters, devices */);
     }
   }
 
@@ -117,7 +117,7 @@ class FpgaDraOnKubeletTest {
         DraPluginHost host = host(driver)) {
       FakeKubelet kubelet = cluster.kubelet();
       kubelet.awaitDraRegistration(DRIVER, WAIT);
-      await().atMost(WAIT).until(() -> sliceNames().size() == 1);
+      await().atMost(WAIT).until(() -> sliceNames().size() == 2 /* counters, devices */);
       List<String> published = sliceNames();
 
       for (int restart = 1; restart <= 2; restart++) {

@@ -1,5 +1,7 @@
 package io.github.deviceplugin4j.examples.genericdra;
 
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.resource.v1.CapacityRequestPolicyBuilder;
 import io.github.deviceplugin4j.core.Device;
 import io.github.deviceplugin4j.core.Sharing;
 import io.github.deviceplugin4j.dra.BackendDevices;
@@ -26,18 +28,26 @@ import org.slf4j.LoggerFactory;
  * two resources is two DRA devices. Its attributes ({@link #mapping()}): {@value #RESOURCE} (the
  * full resource name) and the facts the scan read from sysfs ({@link GenericBackend#facts}).
  *
- * <p>A resource's sharing ({@code count}, {@code renamed}, {@code oneReplicaPerContainer}, {@code
- * packed}) has no meaning here: a DRA device is published once, and pods share it by sharing one
- * ResourceClaim. Such keys are ignored with a warning naming them, so one file serves both modes.
+ * <p>A resource's {@code count: n} becomes consumable capacity (KEP-5075, {@code
+ * DRAConsumableCapacity}): its devices are published with {@code allowMultipleAllocations} and a
+ * capacity {@value #SHARES} of {@code n}, of which each claim takes 1 unless it asks for more
+ * (request policy: default 1, any whole number from 1 to {@code n}). So up to {@code n} claims get
+ * one device at once, as {@code n} pods got its replicas from the device plugin; the scheduler does
+ * the counting. {@code renamed}, {@code oneReplicaPerContainer} and {@code packed} have no meaning
+ * for a claim and are ignored with a warning naming them, so one file serves both modes.
  */
 public final class GenericDraBackend extends SysfsBackend {
   private static final Logger log = LoggerFactory.getLogger(GenericDraBackend.class);
+
+  /** The capacity of a shared device ({@code count} above 1): how many claims may share it. */
+  public static final String SHARES = "shares";
 
   /** The attribute holding the device's resource name, e.g. {@code generic.example.com/serial}. */
   public static final String RESOURCE = "resource";
 
   private final Path root;
   private volatile List<GenericBackend> resources = List.of();
+  private volatile Map<GenericBackend, Integer> shares = Map.of();
 
   /** A device published: its resource's backend and its ID there. */
   private record Origin(GenericBackend backend, String id) {}
@@ -64,6 +74,7 @@ public final class GenericDraBackend extends SysfsBackend {
    */
   public void apply(GenericConfig config) {
     List<GenericBackend> next = new ArrayList<>();
+    Map<GenericBackend, Integer> nextShares = new java.util.IdentityHashMap<>();
     Map<String, String> shortNames = new LinkedHashMap<>();
     for (int i = 0; i < config.resources().size(); i++) {
       Resource r = config.resources().get(i);
@@ -81,16 +92,20 @@ public final class GenericDraBackend extends SysfsBackend {
                 + shortName
                 + "'; under --dra the names after the domain must differ");
       }
-      if (!r.sharing().equals(Sharing.none())) {
+      Sharing sharing = r.sharing();
+      if (sharing.isRenamed() || sharing.isOneReplicaPerContainer() || sharing.isPacked()) {
         log.warn(
-            "resources[{}] ({}): count, renamed, oneReplicaPerContainer and packed are ignored"
-                + " under --dra: each device is published once; pods share a device by sharing"
-                + " one ResourceClaim",
+            "resources[{}] ({}): renamed, oneReplicaPerContainer and packed are ignored under"
+                + " --dra; count becomes the device's '{}' capacity that claims share",
             i,
-            r.name());
+            r.name(),
+            SHARES);
       }
-      next.add(new GenericBackend(r, root, pollInterval()));
+      GenericBackend backend = new GenericBackend(r, root, pollInterval());
+      next.add(backend);
+      nextShares.put(backend, sharing.replicas());
     }
+    shares = nextShares;
     resources = List.copyOf(next);
     rescan();
   }
@@ -148,7 +163,39 @@ public final class GenericDraBackend extends SysfsBackend {
    * @return the mapping
    */
   public BackendDevices mapping() {
-    return BackendDevices.builder().attributes(this::attributes).build();
+    return BackendDevices.builder()
+        .attributes(this::attributes)
+        .capacities(
+            d -> {
+              int n = shares(d);
+              return n > 1 ? Map.of(SHARES, String.valueOf(n)) : Map.of();
+            })
+        .allowMultipleAllocations(d -> shares(d) > 1)
+        .capacityPolicies(
+            d ->
+                Map.of(
+                    SHARES,
+                    new CapacityRequestPolicyBuilder()
+                        .withDefault(new Quantity("1"))
+                        .withNewValidRange()
+                        .withMin(new Quantity("1"))
+                        .withMax(new Quantity(String.valueOf(shares(d))))
+                        .withStep(new Quantity("1"))
+                        .endValidRange()
+                        .build()))
+        .build();
+  }
+
+  /**
+   * How many claims may share a device of the last {@link #devices()}: its resource's {@code
+   * count}.
+   *
+   * @param device a device of the last list
+   * @return 1 for a device that is not shared
+   */
+  public int shares(Device device) {
+    Origin o = origins.get(device.id());
+    return o == null ? 1 : shares.getOrDefault(o.backend(), 1);
   }
 
   /** The part of a resource name after its domain: {@code serial} for {@code x.com/serial}. */

@@ -132,11 +132,31 @@ class DraManifestTest {
   }
 
   @Test
-  void configMapHoldsAConfigTheParserAcceptsWithoutSharing() throws Exception {
+  void configMapHoldsAConfigTheParserAccepts_withTheNicSharedByCount() throws Exception {
+    assertThat(config().resources()).isNotEmpty();
     assertThat(config().resources())
-        .as("count has no meaning under --dra")
-        .isNotEmpty()
-        .allMatch(r -> r.sharing().equals(Sharing.none()));
+        .filteredOn(r -> r.name().endsWith("/nic"))
+        .singleElement()
+        .satisfies(r -> assertThat(r.sharing()).isEqualTo(Sharing.replicas(4)));
+  }
+
+  @Test
+  void theExtendedResourceClassServesTheDevicePluginsResourceName() throws Exception {
+    io.fabric8.kubernetes.api.model.resource.v1.DeviceClass dc =
+        StrictYaml.read(
+            DRA.resolve("deviceclass-extended-resource.yaml"),
+            io.fabric8.kubernetes.api.model.resource.v1.DeviceClass.class);
+    String resource =
+        config().resources().stream()
+            .filter(r -> r.name().endsWith("/yubikey"))
+            .findFirst()
+            .orElseThrow()
+            .name();
+
+    assertThat(dc.getSpec().getExtendedResourceName()).isEqualTo(resource);
+    assertThat(dc.getSpec().getSelectors().get(0).getCel().getExpression())
+        .contains("device.driver == \"" + GenericDraDriver.DEFAULT_DRIVER_NAME + "\"")
+        .contains("." + GenericDraBackend.RESOURCE + " == \"" + resource + "\"");
   }
 
   @Test
@@ -197,6 +217,7 @@ class DraManifestTest {
               Arrays.asList(
                   "configmap.yaml",
                   "daemonset.yaml",
+                  "deviceclass-extended-resource.yaml",
                   "deviceclass.yaml",
                   "pod.yaml",
                   "rbac.yaml",

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 /**
  * The node the driver's tests run on ({@link GenericNode}: serial ports, a YubiKey on USB port 1-2,
  * an Intel NIC 0000:17:00.0 on NUMA 1, a sound card) and a configuration file with three resources,
- * each with a count that DRA ignores.
+ * each with a count of 2, which DRA publishes as a capacity two claims can share.
  */
 final class DraTestNode {
   static final String DRIVER = GenericDraDriver.DEFAULT_DRIVER_NAME;

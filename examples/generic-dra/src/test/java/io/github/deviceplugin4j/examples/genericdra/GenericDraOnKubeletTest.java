@@ -6,11 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.DraPluginHost;
 import io.github.deviceplugin4j.dra.testkit.DraCluster;
+import io.github.deviceplugin4j.dra.testkit.DraScheduler;
 import io.github.deviceplugin4j.dra.testkit.DraTest;
 import io.github.deviceplugin4j.testkit.DraClaim;
 import io.github.deviceplugin4j.testkit.DraResult;
@@ -106,7 +108,7 @@ class GenericDraOnKubeletTest {
     Map<String, Device> devices = awaitPublished(4);
 
     assertThat(devices)
-        .as("count: 2 is ignored: two ports, one key, one NIC")
+        .as("count: 2 shares each device, which is published once: two ports, one key, one NIC")
         .containsOnlyKeys(PORT0, BackendDevices.deviceName("serial-ttyUSB1"), KEY, NIC);
     Device key = devices.get(KEY);
     assertThat(value(key, GenericDraBackend.RESOURCE)).isEqualTo("generic.example.com/yubikey");
@@ -173,5 +175,53 @@ class GenericDraOnKubeletTest {
     generic.backend().rescan();
 
     assertThat(awaitPublished(3)).doesNotContainKey(PORT0);
+  }
+
+  /**
+   * Sharing: the key is published with a capacity of two shares, and two claims, each given one
+   * share of it (a share ID and the consumed capacity, as the scheduler writes them), are both
+   * prepared on it.
+   */
+  @Test
+  void countBecomesACapacityThatClaimsShare_andTwoClaimsArePreparedOnOneDevice() {
+    Device key = awaitPublished(4).get(KEY);
+    assertThat(key.getAllowMultipleAllocations()).isTrue();
+    var shares = key.getCapacity().get(GenericDraBackend.SHARES);
+    assertThat(shares.getValue().getAmount()).isEqualTo("2");
+    assertThat(shares.getRequestPolicy().getDefault().getAmount()).isEqualTo("1");
+    assertThat(shares.getRequestPolicy().getValidRange().getMax().getAmount()).isEqualTo("2");
+    FakeKubelet kubelet = cluster.kubelet();
+    ResourceClaim first =
+        cluster
+            .scheduler()
+            .assign("team-a", "first", share("5f0c8a59-0000-4000-8000-000000000001"));
+    ResourceClaim second =
+        cluster
+            .scheduler()
+            .assign("team-a", "second", share("5f0c8a59-0000-4000-8000-000000000002"));
+
+    DraResult a =
+        kubelet.prepareResources(
+            "pod-1",
+            DRIVER,
+            List.of(new DraClaim("team-a", first.getMetadata().getUid(), "first")));
+    DraResult b =
+        kubelet.prepareResources(
+            "pod-2",
+            DRIVER,
+            List.of(new DraClaim("team-a", second.getMetadata().getUid(), "second")));
+
+    assertThat(a.ok()).as("%s", a).isTrue();
+    assertThat(b.ok()).as("%s", b).isTrue();
+  }
+
+  /** One share of the key's capacity, as the scheduler allocates it. */
+  private DeviceRequestAllocationResult share(String shareId) {
+    DeviceRequestAllocationResult r =
+        DraScheduler.device("device", DRIVER, cluster.nodeName(), KEY);
+    r.setShareID(shareId);
+    r.setConsumedCapacity(
+        Map.of(GenericDraBackend.SHARES, new io.fabric8.kubernetes.api.model.Quantity("1")));
+    return r;
   }
 }

@@ -81,11 +81,7 @@ public final class BackendDevices {
       io.github.deviceplugin4j.dra.slices.SliceValidation.MAX_ATTRIBUTE_VALUE_LENGTH;
 
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  private static final Pattern C_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final int HASH_LENGTH = 8;
-  private static final int MAX_IDENTIFIER_LENGTH = 32;
 
   private final Function<Device, Map<String, ?>> attributes;
   private final Function<Device, Map<String, String>> capacities;
@@ -497,18 +493,7 @@ public final class BackendDevices {
    */
   private static void checkQualifiedName(String what, String key) {
     Objects.requireNonNull(key, what + " name");
-    String domain = null;
-    String id = key;
-    int slash = key.indexOf('/');
-    if (slash >= 0) {
-      domain = key.substring(0, slash);
-      id = key.substring(slash + 1);
-    }
-    boolean ok =
-        C_IDENTIFIER.matcher(id).matches()
-            && id.length() <= MAX_IDENTIFIER_LENGTH
-            && (domain == null
-                || (domain.length() <= 63 && DNS_SUBDOMAIN.matcher(domain).matches()));
+    boolean ok = io.github.deviceplugin4j.dra.slices.SliceValidation.isQualifiedName(key);
     if (!ok) {
       throw new IllegalArgumentException(
           what

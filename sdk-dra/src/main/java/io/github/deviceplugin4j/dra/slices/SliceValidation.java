@@ -602,7 +602,15 @@ public final class SliceValidation {
     }
   }
 
-  private static void qualifiedName(List<String> out, String at, String key) {
+  /**
+   * Whether {@code key} is a valid attribute or capacity name: a C identifier of at most {@value
+   * #MAX_ID_LENGTH} characters, optionally after a DNS subdomain of at most {@value
+   * #MAX_DOMAIN_LENGTH} characters and {@code /} (upstream's {@code validateQualifiedName}).
+   *
+   * @param key the name
+   * @return whether upstream accepts it
+   */
+  public static boolean isQualifiedName(String key) {
     String domain = null;
     String id = key;
     int slash = key.indexOf('/');
@@ -610,12 +618,14 @@ public final class SliceValidation {
       domain = key.substring(0, slash);
       id = key.substring(slash + 1);
     }
-    boolean ok =
-        C_IDENTIFIER.matcher(id).matches()
-            && id.length() <= MAX_ID_LENGTH
-            && (domain == null
-                || (domain.length() <= MAX_DOMAIN_LENGTH
-                    && DNS_SUBDOMAIN.matcher(domain).matches()));
+    return C_IDENTIFIER.matcher(id).matches()
+        && id.length() <= MAX_ID_LENGTH
+        && (domain == null
+            || (domain.length() <= MAX_DOMAIN_LENGTH && DNS_SUBDOMAIN.matcher(domain).matches()));
+  }
+
+  private static void qualifiedName(List<String> out, String at, String key) {
+    boolean ok = isQualifiedName(key);
     if (!ok) {
       out.add(
           at

@@ -4,6 +4,7 @@ import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Facts;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Kind;
 import io.github.deviceplugin4j.testkit.KubeletEvent.Outcome;
+import io.github.deviceplugin4j.testkit.internal.GoErrors;
 import io.github.deviceplugin4j.testkit.internal.ResourceNames;
 import io.github.deviceplugin4j.testkit.internal.SocketFiles;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
@@ -706,7 +707,7 @@ final class DraPluginManager {
     try {
       answer = DraCalls.call(prepare, p.service, p.channel, batch, callTimeout);
     } catch (StatusRuntimeException e) {
-      String callError = "rpc error: " + PluginConnector.describe(e.getStatus());
+      String callError = GoErrors.rpcError(e.getStatus());
       String err = op + ": " + callError;
       journal.record(kind, driver, Outcome.FAILED, context + err, Facts.of().endpoint(p.endpoint));
       return new DraResult(op, driver, Map.of(), Optional.of(callError), Optional.of(err));

@@ -146,12 +146,12 @@ class DraKubeletTest {
       DraResult prepare = kubelet.prepareResources("pod-1", DRIVER, List.of(claim("a")));
       assertThat(prepare.ok()).isFalse();
       assertThat(prepare.callError().orElseThrow())
-          .contains("UNIMPLEMENTED")
+          .startsWith("rpc error: code = Unimplemented desc = ")
           .contains("v1alpha3.Node/NodePrepareResources");
       assertThat(driver.prepareCalls).hasValue(0);
       DraResult unprepare = kubelet.nodeUnprepareResources(DRIVER, List.of(claim("a")));
       assertThat(unprepare.callError().orElseThrow())
-          .contains("UNIMPLEMENTED")
+          .startsWith("rpc error: code = Unimplemented desc = ")
           .contains("v1alpha3.Node/NodeUnprepareResources");
     }
   }

@@ -1,0 +1,167 @@
+package io.github.deviceplugin4j.examples.genericdra;
+
+import io.github.deviceplugin4j.dra.BackendDriver;
+import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
+import io.github.deviceplugin4j.examples.common.ExampleVersion;
+import io.github.deviceplugin4j.examples.common.PluginCli;
+import io.github.deviceplugin4j.examples.generic.GenericPlugin;
+import io.github.deviceplugin4j.examples.genericdra.GenericDraDriver.Options;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The command line of the generic DRA driver ({@code --dra}); without {@code --dra} the jar runs
+ * the device plugin ({@link GenericPlugin}) and its command line.
+ */
+@Command(
+    name = "deviceplugin4j-example-generic-dra",
+    mixinStandardHelpOptions = true,
+    versionProvider = ExampleVersion.class,
+    sortOptions = false,
+    description = {
+      "With --dra: serves the devices a YAML or JSON file describes as a DRA driver, and follows"
+          + " the file. Without --dra: the generic device plugin (--help without --dra lists its"
+          + " options)."
+    })
+public final class GenericDraCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--dra",
+      required = true,
+      description = "Serve as a DRA driver (this command's options need it).")
+  boolean dra;
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      defaultValue = "/etc/deviceplugin4j-generic/config.yaml",
+      description = "The YAML or JSON file of resources. Default: ${DEFAULT-VALUE}.")
+  Path config;
+
+  @Option(
+      names = "--root",
+      paramLabel = "DIR",
+      defaultValue = "/",
+      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
+  Path root;
+
+  @Option(
+      names = "--poll-interval",
+      paramLabel = "DURATION",
+      defaultValue = "5s",
+      description = "How often devices are read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
+  Duration pollInterval;
+
+  @Option(
+      names = "--driver-name",
+      paramLabel = "NAME",
+      defaultValue = GenericDraDriver.DEFAULT_DRIVER_NAME,
+      description = "The DRA driver's name. Default: ${DEFAULT-VALUE}.")
+  String driverName;
+
+  @Option(
+      names = "--node-name",
+      paramLabel = "NODE",
+      defaultValue = "",
+      description = "This node's name. Default: NODE_NAME (downward API); required.")
+  String nodeName;
+
+  @Option(
+      names = "--plugin-dir",
+      paramLabel = "DIR",
+      description = "The DRA socket's directory. Default: /var/lib/kubelet/plugins/<driver name>.")
+  Path pluginDir;
+
+  @Option(
+      names = "--registry-dir",
+      paramLabel = "DIR",
+      defaultValue = "/var/lib/kubelet/plugins_registry",
+      description = "The kubelet's plugin watcher directory. Default: ${DEFAULT-VALUE}.")
+  Path registryDir;
+
+  @Option(
+      names = "--cdi-dir",
+      paramLabel = "DIR",
+      defaultValue = "/var/run/cdi",
+      description = "Where the claims' CDI specs are written. Default: ${DEFAULT-VALUE}.")
+  Path cdiDir;
+
+  @Option(
+      names = "--pod-uid",
+      paramLabel = "UID",
+      defaultValue = "",
+      description = "The pod's UID, for rolling updates. Default: POD_UID, else none.")
+  String podUid;
+
+  /** Creates the command; picocli sets its options. */
+  public GenericDraCommand() {}
+
+  /**
+   * Where options not given on the command line come from.
+   *
+   * @param env the environment
+   * @return {@code GENERIC_<OPTION>} variables, then {@code NODE_NAME} and {@code POD_UID}
+   */
+  public static EnvironmentDefaults defaults(Map<String, String> env) {
+    return EnvironmentDefaults.of("GENERIC_", env)
+        .withFallback("node-name", BackendDriver.NODE_NAME_ENV)
+        .withFallback("pod-uid", "POD_UID");
+  }
+
+  /**
+   * The driver's settings the options give.
+   *
+   * @return the settings
+   * @throws IllegalArgumentException when the node name is missing
+   */
+  Options options() {
+    if (nodeName.isBlank()) {
+      throw new IllegalArgumentException(
+          "the node name is missing: set NODE_NAME from the downward API (fieldRef"
+              + " spec.nodeName) or --node-name");
+    }
+    return new Options(
+        config,
+        root,
+        pollInterval,
+        driverName,
+        nodeName,
+        pluginDir != null ? pluginDir : Path.of("/var/lib/kubelet/plugins", driverName),
+        registryDir,
+        cdiDir,
+        podUid.isBlank() ? Optional.empty() : Optional.of(podUid));
+  }
+
+  /**
+   * Serves the configuration as a DRA driver until SIGTERM.
+   *
+   * @return 0 after a stop signal
+   * @throws Exception when the first configuration is unusable or the driver cannot start
+   */
+  @Override
+  public Integer call() throws Exception {
+    Options options = PluginCli.settings(spec, this::options);
+    GenericDraDriver generic = GenericDraDriver.start(options, b -> {});
+    DraPluginHost.Builder host =
+        DraPluginHost.builder(options.driverName(), generic.driver())
+            .pluginDir(options.pluginDir())
+            .registryDir(options.registryDir());
+    options.podUid().ifPresent(host::rollingUpdate);
+    DraPluginHost running = host.start();
+    GenericPlugin.awaitStopSignal(
+        () -> {
+          running.close();
+          generic.close();
+        });
+    return PluginCli.OK;
+  }
+}

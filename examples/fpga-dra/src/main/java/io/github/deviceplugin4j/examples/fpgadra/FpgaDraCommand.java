@@ -1,0 +1,133 @@
+package io.github.deviceplugin4j.examples.fpgadra;
+
+import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
+import io.github.deviceplugin4j.examples.common.ExampleVersion;
+import io.github.deviceplugin4j.examples.common.PluginCli;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The FPGA DRA driver's command line ({@link FpgaDraDriver#main}); settings in {@link
+ * FpgaDraConfig}.
+ */
+@Command(
+    name = "deviceplugin4j-example-fpga-dra",
+    mixinStandardHelpOptions = true,
+    versionProvider = ExampleVersion.class,
+    sortOptions = false,
+    description = "Serves the FPGA ports of DFL cards as a DRA driver, a device per port.")
+public final class FpgaDraCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--root",
+      paramLabel = "DIR",
+      defaultValue = "/",
+      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
+  Path root;
+
+  @Option(
+      names = "--driver-name",
+      paramLabel = "NAME",
+      defaultValue = FpgaDraConfig.DEFAULT_DRIVER_NAME,
+      description = "The DRA driver's name. Default: ${DEFAULT-VALUE}.")
+  String driverName;
+
+  @Option(
+      names = "--node-name",
+      paramLabel = "NODE",
+      defaultValue = "",
+      description = "This node's name. Default: NODE_NAME (downward API); required.")
+  String nodeName;
+
+  @Option(
+      names = "--poll-interval",
+      paramLabel = "DURATION",
+      defaultValue = "5s",
+      description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
+  Duration pollInterval;
+
+  @Option(
+      names = "--plugin-dir",
+      paramLabel = "DIR",
+      description = "The DRA socket's directory. Default: /var/lib/kubelet/plugins/<driver name>.")
+  Path pluginDir;
+
+  @Option(
+      names = "--registry-dir",
+      paramLabel = "DIR",
+      defaultValue = "/var/lib/kubelet/plugins_registry",
+      description = "The kubelet's plugin watcher directory. Default: ${DEFAULT-VALUE}.")
+  Path registryDir;
+
+  @Option(
+      names = "--cdi-dir",
+      paramLabel = "DIR",
+      defaultValue = "/var/run/cdi",
+      description = "Where the claims' CDI specs are written. Default: ${DEFAULT-VALUE}.")
+  Path cdiDir;
+
+  @Option(
+      names = "--pod-uid",
+      paramLabel = "UID",
+      defaultValue = "",
+      description = "The pod's UID, for rolling updates. Default: none.")
+  String podUid;
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "A properties file with the settings above (root=/host). Default: none.")
+  Path config;
+
+  /** Creates the command; picocli sets its options. */
+  public FpgaDraCommand() {}
+
+  /**
+   * Where options not given on the command line come from.
+   *
+   * @param env the environment
+   * @return {@code FPGA_<OPTION>} variables, then the {@code --config} file, then {@code NODE_NAME}
+   */
+  public static EnvironmentDefaults defaults(Map<String, String> env) {
+    return EnvironmentDefaults.of("FPGA_", env)
+        .withPropertiesFile("--config")
+        .withFallback("node-name", "NODE_NAME");
+  }
+
+  /**
+   * The settings the options give.
+   *
+   * @return the settings
+   * @throws IllegalArgumentException naming a bad or missing value
+   */
+  FpgaDraConfig config() {
+    return new FpgaDraConfig(
+        root,
+        driverName,
+        nodeName,
+        pollInterval,
+        pluginDir != null ? pluginDir : Path.of("/var/lib/kubelet/plugins", driverName),
+        registryDir,
+        cdiDir,
+        podUid.isBlank() ? Optional.empty() : Optional.of(podUid));
+  }
+
+  /**
+   * Runs the driver until SIGTERM.
+   *
+   * @return 0 after a stop signal
+   */
+  @Override
+  public Integer call() {
+    FpgaDraDriver.run(PluginCli.settings(spec, this::config));
+    return PluginCli.OK;
+  }
+}

@@ -75,6 +75,16 @@ public final class EnvironmentDefaults implements IDefaultValueProvider {
   }
 
   /**
+   * No defaults beyond the options' own: for programs that read no environment variable (the
+   * benchmarks).
+   *
+   * @return the defaults
+   */
+  public static EnvironmentDefaults none() {
+    return new EnvironmentDefaults("", Map.of(), null, null, Map.of());
+  }
+
+  /**
    * These defaults, also read from a properties file named by an option (or its variable).
    *
    * @param option the option naming the file, e.g. {@code --config}
@@ -125,6 +135,9 @@ public final class EnvironmentDefaults implements IDefaultValueProvider {
    * @return one paragraph
    */
   public String describe(CommandSpec command) {
+    if (prefix.isEmpty() && env.isEmpty()) {
+      return "";
+    }
     List<String> names =
         command.options().stream()
             .filter(o -> !o.usageHelp() && !o.versionHelp())

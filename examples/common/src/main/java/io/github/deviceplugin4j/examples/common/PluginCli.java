@@ -156,7 +156,7 @@ public final class PluginCli {
     if (spec.usageMessage().exitCodeList().isEmpty()) {
       spec.usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(exitCodes());
     }
-    if (spec.usageMessage().footer().length == 0) {
+    if (spec.usageMessage().footer().length == 0 && !defaults.describe(spec).isEmpty()) {
       spec.usageMessage().footer(defaults.describe(spec));
     }
     return cl;

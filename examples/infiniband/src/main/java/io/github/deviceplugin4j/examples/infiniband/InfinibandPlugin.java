@@ -69,7 +69,7 @@ public final class InfinibandPlugin implements Callable<Integer> {
 
   @Option(
       names = "--hcas",
-      paramLabel = "NAME[,NAME...]",
+      paramLabel = "NAME",
       split = ",",
       description = "The RDMA devices to serve, e.g. mlx5_0,mlx5_1. Default: all.")
   List<String> hcas = new ArrayList<>();

@@ -21,8 +21,8 @@ public final class MetricsAddressOption {
       paramLabel = "[HOST]:PORT",
       defaultValue = "",
       description = {
-        "HTTP endpoint for /metrics, /healthz and /readyz, e.g. :9400 (the images set"
-            + " METRICS_ADDRESS=:9400); empty for none. Default: none."
+        "Where the HTTP endpoint (/metrics, /healthz, /readyz) listens, as HOST:PORT or :PORT;"
+            + " empty for none. Default: none (the images set METRICS_ADDRESS=:9400)."
       })
   String value;
 

@@ -39,6 +39,13 @@ public final class PluginCli {
   /** The exit code of a usage error: an unknown flag, a bad value, a missing setting. */
   public static final int USAGE = 2;
 
+  /**
+   * The exit code line of a program that runs {@code DevicePluginHost.Builder#run()}, for
+   * {@code @Command(exitCodeList = PluginCli.HOST_FATAL)}.
+   */
+  public static final String HOST_FATAL =
+      "70:a fatal failure inside the SDK (DevicePluginHost.EXIT_FATAL): the pod restarts";
+
   private PluginCli() {}
 
   /**
@@ -152,10 +159,11 @@ public final class PluginCli {
           }
           return new CommandLine.RunLast().execute(parsed);
         });
+    cl.setUsageHelpWidth(100);
     CommandSpec spec = cl.getCommandSpec();
-    if (spec.usageMessage().exitCodeList().isEmpty()) {
-      spec.usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(exitCodes());
-    }
+    Map<String, String> codes = exitCodes();
+    codes.putAll(spec.usageMessage().exitCodeList());
+    spec.usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(codes);
     if (spec.usageMessage().footer().length == 0 && !defaults.describe(spec).isEmpty()) {
       spec.usageMessage().footer(defaults.describe(spec));
     }
@@ -163,7 +171,8 @@ public final class PluginCli {
   }
 
   /**
-   * The exit codes every example documents in its {@code --help}.
+   * The exit codes every example documents at the end of its {@code --help}; a command adds its
+   * own, or words one differently, with {@code @Command(exitCodeList = "70:...")}.
    *
    * @return code to meaning, in order
    */
@@ -172,7 +181,6 @@ public final class PluginCli {
     codes.put(OK + "", "stopped by SIGTERM or SIGINT; --help, --version");
     codes.put(FAILURE + "", "failed while running (one line says why): config file, root, sockets");
     codes.put(USAGE + "", "usage error: an unknown flag or a bad value (one line names it)");
-    codes.put("70", "a fatal failure inside the SDK; the pod restarts");
     return codes;
   }
 

@@ -27,6 +27,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = ExampleVersion.class,
     sortOptions = false,
+    exitCodeList = PluginCli.HOST_FATAL,
     description = "Serves the FPGA ports of DFL cards to the kubelet, one resource per function.")
 public final class FpgaPlugin implements Callable<Integer> {
   @Spec CommandSpec spec;

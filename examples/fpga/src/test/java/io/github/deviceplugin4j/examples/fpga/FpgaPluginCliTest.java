@@ -24,7 +24,7 @@ class FpgaPluginCliTest {
         .contains("Usage: deviceplugin4j-example-fpga")
         .contains("--root=DIR", "--mode=af|region", "--poll-interval=DURATION", "--config=FILE")
         .contains("--metrics-address=[HOST]:PORT", "--version")
-        .contains("Exit codes:", "FPGA_POLL_INTERVAL");
+        .contains("Exit codes:", "FPGA_POLL_INTERVAL", "70   a fatal failure inside the SDK");
     assertThat(run.err()).isEmpty();
   }
 

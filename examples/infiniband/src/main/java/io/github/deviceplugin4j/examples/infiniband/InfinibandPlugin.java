@@ -29,6 +29,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = ExampleVersion.class,
     sortOptions = false,
+    exitCodeList = PluginCli.HOST_FATAL,
     description = "Serves RDMA HCAs to the kubelet as one resource, whole or shared.")
 public final class InfinibandPlugin implements Callable<Integer> {
   @Spec CommandSpec spec;

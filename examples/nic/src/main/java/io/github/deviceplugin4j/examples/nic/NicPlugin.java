@@ -31,6 +31,7 @@ import picocli.CommandLine.Unmatched;
     mixinStandardHelpOptions = true,
     versionProvider = ExampleVersion.class,
     sortOptions = false,
+    exitCodeList = PluginCli.HOST_FATAL,
     description = {
       "Serves SR-IOV virtual functions to the kubelet, one resource per pool.",
       "A pool is pool.<name>.pf-names=ens1f0,ens1f1 (and .vendors, .devices, .drivers) in the"

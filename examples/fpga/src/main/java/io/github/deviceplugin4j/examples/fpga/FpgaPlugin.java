@@ -48,6 +48,7 @@ public final class FpgaPlugin implements Callable<Integer> {
 
   @Option(
       names = "--domain",
+      paramLabel = "DOMAIN",
       defaultValue = "fpga.example.com",
       description = "Domain of the resource names. Default: ${DEFAULT-VALUE}.")
   String domain;

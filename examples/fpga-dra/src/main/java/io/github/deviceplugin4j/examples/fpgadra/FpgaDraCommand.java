@@ -1,14 +1,15 @@
 package io.github.deviceplugin4j.examples.fpgadra;
 
+import io.github.deviceplugin4j.examples.common.DraOptions;
 import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
 import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.PluginCli;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -41,45 +42,13 @@ public final class FpgaDraCommand implements Callable<Integer> {
   String driverName;
 
   @Option(
-      names = "--node-name",
-      paramLabel = "NODE",
-      defaultValue = "",
-      description = "This node's name. Default: NODE_NAME (downward API); required.")
-  String nodeName;
-
-  @Option(
       names = "--poll-interval",
       paramLabel = "DURATION",
       defaultValue = "5s",
       description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
   Duration pollInterval;
 
-  @Option(
-      names = "--plugin-dir",
-      paramLabel = "DIR",
-      description = "The DRA socket's directory. Default: /var/lib/kubelet/plugins/<driver name>.")
-  Path pluginDir;
-
-  @Option(
-      names = "--registry-dir",
-      paramLabel = "DIR",
-      defaultValue = "/var/lib/kubelet/plugins_registry",
-      description = "The kubelet's plugin watcher directory. Default: ${DEFAULT-VALUE}.")
-  Path registryDir;
-
-  @Option(
-      names = "--cdi-dir",
-      paramLabel = "DIR",
-      defaultValue = "/var/run/cdi",
-      description = "Where the claims' CDI specs are written. Default: ${DEFAULT-VALUE}.")
-  Path cdiDir;
-
-  @Option(
-      names = "--pod-uid",
-      paramLabel = "UID",
-      defaultValue = "",
-      description = "The pod's UID, for rolling updates. Default: none.")
-  String podUid;
+  @Mixin DraOptions dra;
 
   @Option(
       names = "--config",
@@ -97,9 +66,8 @@ public final class FpgaDraCommand implements Callable<Integer> {
    * @return {@code FPGA_<OPTION>} variables, then the {@code --config} file, then {@code NODE_NAME}
    */
   public static EnvironmentDefaults defaults(Map<String, String> env) {
-    return EnvironmentDefaults.of("FPGA_", env)
-        .withPropertiesFile("--config")
-        .withFallback("node-name", "NODE_NAME");
+    return DraOptions.fallbacks(
+        EnvironmentDefaults.of("FPGA_", env).withPropertiesFile("--config"));
   }
 
   /**
@@ -112,12 +80,12 @@ public final class FpgaDraCommand implements Callable<Integer> {
     return new FpgaDraConfig(
         root,
         driverName,
-        nodeName,
+        dra.nodeName(),
         pollInterval,
-        pluginDir != null ? pluginDir : Path.of("/var/lib/kubelet/plugins", driverName),
-        registryDir,
-        cdiDir,
-        podUid.isBlank() ? Optional.empty() : Optional.of(podUid));
+        dra.pluginDir(driverName),
+        dra.registryDir(),
+        dra.cdiDir(),
+        dra.podUid());
   }
 
   /**

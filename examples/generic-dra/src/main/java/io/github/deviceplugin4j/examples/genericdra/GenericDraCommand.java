@@ -1,7 +1,7 @@
 package io.github.deviceplugin4j.examples.genericdra;
 
-import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.common.DraOptions;
 import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
 import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.PluginCli;
@@ -10,9 +10,9 @@ import io.github.deviceplugin4j.examples.genericdra.GenericDraDriver.Options;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -68,39 +68,7 @@ public final class GenericDraCommand implements Callable<Integer> {
       description = "The DRA driver's name. Default: ${DEFAULT-VALUE}.")
   String driverName;
 
-  @Option(
-      names = "--node-name",
-      paramLabel = "NODE",
-      defaultValue = "",
-      description = "This node's name. Default: NODE_NAME (downward API); required.")
-  String nodeName;
-
-  @Option(
-      names = "--plugin-dir",
-      paramLabel = "DIR",
-      description = "The DRA socket's directory. Default: /var/lib/kubelet/plugins/<driver name>.")
-  Path pluginDir;
-
-  @Option(
-      names = "--registry-dir",
-      paramLabel = "DIR",
-      defaultValue = "/var/lib/kubelet/plugins_registry",
-      description = "The kubelet's plugin watcher directory. Default: ${DEFAULT-VALUE}.")
-  Path registryDir;
-
-  @Option(
-      names = "--cdi-dir",
-      paramLabel = "DIR",
-      defaultValue = "/var/run/cdi",
-      description = "Where the claims' CDI specs are written. Default: ${DEFAULT-VALUE}.")
-  Path cdiDir;
-
-  @Option(
-      names = "--pod-uid",
-      paramLabel = "UID",
-      defaultValue = "",
-      description = "The pod's UID, for rolling updates. Default: POD_UID, else none.")
-  String podUid;
+  @Mixin DraOptions draOptions;
 
   /** Creates the command; picocli sets its options. */
   public GenericDraCommand() {}
@@ -112,9 +80,7 @@ public final class GenericDraCommand implements Callable<Integer> {
    * @return {@code GENERIC_<OPTION>} variables, then {@code NODE_NAME} and {@code POD_UID}
    */
   public static EnvironmentDefaults defaults(Map<String, String> env) {
-    return EnvironmentDefaults.of("GENERIC_", env)
-        .withFallback("node-name", BackendDriver.NODE_NAME_ENV)
-        .withFallback("pod-uid", "POD_UID");
+    return DraOptions.fallbacks(EnvironmentDefaults.of("GENERIC_", env));
   }
 
   /**
@@ -124,7 +90,7 @@ public final class GenericDraCommand implements Callable<Integer> {
    * @throws IllegalArgumentException when the node name is missing
    */
   Options options() {
-    if (nodeName.isBlank()) {
+    if (draOptions.nodeName().isBlank()) {
       throw new IllegalArgumentException(
           "the node name is missing: set NODE_NAME from the downward API (fieldRef"
               + " spec.nodeName) or --node-name");
@@ -134,11 +100,11 @@ public final class GenericDraCommand implements Callable<Integer> {
         root,
         pollInterval,
         driverName,
-        nodeName,
-        pluginDir != null ? pluginDir : Path.of("/var/lib/kubelet/plugins", driverName),
-        registryDir,
-        cdiDir,
-        podUid.isBlank() ? Optional.empty() : Optional.of(podUid));
+        draOptions.nodeName(),
+        draOptions.pluginDir(driverName),
+        draOptions.registryDir(),
+        draOptions.cdiDir(),
+        draOptions.podUid());
   }
 
   /**

@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +37,7 @@ public final class ProbeEndpoint implements AutoCloseable {
 
   private final HttpServer server;
   private final ExecutorService executor;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private ProbeEndpoint(HttpServer server, ExecutorService executor) {
     this.server = server;
@@ -96,11 +98,13 @@ public final class ProbeEndpoint implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** Stops serving. */
+  /** Stops serving; again does nothing (the stop signal and the shutdown hook both close). */
   @Override
   public void close() {
-    server.stop(0);
-    executor.shutdownNow();
+    if (closed.compareAndSet(false, true)) {
+      server.stop(0);
+      executor.shutdownNow();
+    }
   }
 
   private static void handle(

@@ -4,8 +4,8 @@ import io.github.deviceplugin4j.examples.common.DraOptions;
 import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
 import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.PluginCli;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -27,12 +27,7 @@ import picocli.CommandLine.Spec;
 public final class FpgaDraCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
+  @Mixin ScanOptions scan;
 
   @Option(
       names = "--driver-name",
@@ -40,13 +35,6 @@ public final class FpgaDraCommand implements Callable<Integer> {
       defaultValue = FpgaDraConfig.DEFAULT_DRIVER_NAME,
       description = "The DRA driver's name. Default: ${DEFAULT-VALUE}.")
   String driverName;
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
 
   @Mixin DraOptions dra;
 
@@ -78,10 +66,10 @@ public final class FpgaDraCommand implements Callable<Integer> {
    */
   FpgaDraConfig config() {
     return new FpgaDraConfig(
-        root,
+        scan.root(),
         driverName,
         dra.nodeName(),
-        pollInterval,
+        scan.pollInterval(),
         dra.pluginDir(driverName),
         dra.registryDir(),
         dra.cdiDir(),

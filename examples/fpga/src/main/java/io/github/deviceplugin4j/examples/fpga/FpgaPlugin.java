@@ -7,8 +7,8 @@ import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.MetricsAddressOption;
 import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.common.PluginMetrics;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -32,12 +32,7 @@ import picocli.CommandLine.Spec;
 public final class FpgaPlugin implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
+  @Mixin ScanOptions scan;
 
   @Option(
       names = "--mode",
@@ -52,13 +47,6 @@ public final class FpgaPlugin implements Callable<Integer> {
       defaultValue = "fpga.example.com",
       description = "Domain of the resource names. Default: ${DEFAULT-VALUE}.")
   String domain;
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
 
   @Option(
       names = "--ready-file",
@@ -104,7 +92,8 @@ public final class FpgaPlugin implements Callable<Integer> {
    * @throws IllegalArgumentException naming a bad value
    */
   FpgaConfig config() {
-    return new FpgaConfig(root, mode, domain, pollInterval, readyFile, metrics.address());
+    return new FpgaConfig(
+        scan.root(), mode, domain, scan.pollInterval(), readyFile, metrics.address());
   }
 
   /**

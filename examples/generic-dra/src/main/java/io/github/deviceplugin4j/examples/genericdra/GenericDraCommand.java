@@ -5,10 +5,10 @@ import io.github.deviceplugin4j.examples.common.DraOptions;
 import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
 import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.PluginCli;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import io.github.deviceplugin4j.examples.generic.GenericPlugin;
 import io.github.deviceplugin4j.examples.genericdra.GenericDraDriver.Options;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,19 +47,7 @@ public final class GenericDraCommand implements Callable<Integer> {
       description = "The YAML or JSON file of resources. Default: ${DEFAULT-VALUE}.")
   Path config;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often devices are read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
+  @Mixin ScanOptions scan;
 
   @Option(
       names = "--driver-name",
@@ -97,8 +85,8 @@ public final class GenericDraCommand implements Callable<Integer> {
     }
     return new Options(
         config,
-        root,
-        pollInterval,
+        scan.root(),
+        scan.pollInterval(),
         driverName,
         draOptions.nodeName(),
         draOptions.pluginDir(driverName),

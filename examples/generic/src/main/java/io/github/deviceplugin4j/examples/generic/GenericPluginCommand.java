@@ -5,6 +5,7 @@ import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
 import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.MetricsAddressOption;
 import io.github.deviceplugin4j.examples.common.PluginCli;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.ConfigException;
 import io.github.deviceplugin4j.micrometer.DevicePluginMetrics;
 import io.github.deviceplugin4j.micrometer.PrometheusMetricsSource;
@@ -13,7 +14,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -48,19 +48,7 @@ public final class GenericPluginCommand implements Callable<Integer> {
       description = "The YAML or JSON file of resources. Default: ${DEFAULT-VALUE}.")
   Path config;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often devices are read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
+  @Mixin ScanOptions scan;
 
   @Mixin MetricsAddressOption metrics;
 
@@ -112,15 +100,16 @@ public final class GenericPluginCommand implements Callable<Integer> {
     }
     if (address.isEmpty()) {
       return new Running(
-          GenericPlugin.start(config, root, pollInterval, hostSettings), Optional.empty());
+          GenericPlugin.start(config, scan.root(), scan.pollInterval(), hostSettings),
+          Optional.empty());
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     DevicePluginMetrics meters = DevicePluginMetrics.of(registry);
     GenericPlugin plugin =
         GenericPlugin.start(
             config,
-            root,
-            pollInterval,
+            scan.root(),
+            scan.pollInterval(),
             b -> {
               hostSettings.accept(b);
               meters.bindTo(b);

@@ -81,7 +81,9 @@ class GenericPluginCliTest {
             "--poll-interval=2s");
 
     assertThat(spaced.config).isEqualTo(joined.config).isEqualTo(Path.of("/etc/x.yaml"));
-    assertThat(spaced.pollInterval).isEqualTo(joined.pollInterval).isEqualTo(Duration.ofSeconds(2));
+    assertThat(spaced.scan.pollInterval())
+        .isEqualTo(joined.scan.pollInterval())
+        .isEqualTo(Duration.ofSeconds(2));
   }
 
   @Test

@@ -7,9 +7,9 @@ import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.MetricsAddressOption;
 import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.common.PluginMetrics;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import io.github.deviceplugin4j.examples.infiniband.InfinibandConfig.Mode;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,12 +34,7 @@ import picocli.CommandLine.Spec;
 public final class InfinibandPlugin implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
+  @Mixin ScanOptions scan;
 
   @Option(
       names = "--mode",
@@ -74,13 +69,6 @@ public final class InfinibandPlugin implements Callable<Integer> {
       split = ",",
       description = "The RDMA devices to serve, e.g. mlx5_0,mlx5_1. Default: all.")
   List<String> hcas = new ArrayList<>();
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
 
   @Option(
       names = "--ready-file",
@@ -128,13 +116,13 @@ public final class InfinibandPlugin implements Callable<Integer> {
   InfinibandConfig config() {
     boolean shared = mode == Mode.SHARED;
     return new InfinibandConfig(
-        root,
+        scan.root(),
         mode,
         slots != null ? slots : shared ? 8 : 1,
         domain,
         resource != null && !resource.isBlank() ? resource : shared ? "hca_shared" : "hca",
         hcas.stream().map(String::trim).filter(h -> !h.isEmpty()).toList(),
-        pollInterval,
+        scan.pollInterval(),
         readyFile,
         metrics.address());
   }

@@ -7,8 +7,8 @@ import io.github.deviceplugin4j.examples.common.ExampleVersion;
 import io.github.deviceplugin4j.examples.common.MetricsAddressOption;
 import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.common.PluginMetrics;
+import io.github.deviceplugin4j.examples.common.ScanOptions;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -49,12 +49,7 @@ public final class NicPlugin implements Callable<Integer> {
       description = "Properties file: the pools and any option below. Default: ${DEFAULT-VALUE}.")
   Path config;
 
-  @Option(
-      names = "--root",
-      paramLabel = "DIR",
-      defaultValue = "/",
-      description = "Where sys/ and dev/ are found. Default: ${DEFAULT-VALUE}.")
-  Path root;
+  @Mixin ScanOptions scan;
 
   @Option(
       names = "--domain",
@@ -69,13 +64,6 @@ public final class NicPlugin implements Callable<Integer> {
       defaultValue = "/var/run/k8s.cni.cncf.io/devinfo/dp",
       description = "Where device-info files for SR-IOV CNI go. Default: ${DEFAULT-VALUE}.")
   Path devInfoDir;
-
-  @Option(
-      names = "--poll-interval",
-      paramLabel = "DURATION",
-      defaultValue = "5s",
-      description = "How often sysfs is read again: 5s, 500ms, 1m. Default: ${DEFAULT-VALUE}.")
-  Duration pollInterval;
 
   @Option(
       names = "--ready-file",
@@ -122,11 +110,11 @@ public final class NicPlugin implements Callable<Integer> {
     Map<String, String> pools = new LinkedHashMap<>(defaults.extra(spec));
     pools.putAll(poolFlags());
     return new NicConfig(
-        root,
+        scan.root(),
         domain,
         NicConfig.pools(pools),
         devInfoDir,
-        pollInterval,
+        scan.pollInterval(),
         readyFile,
         metrics.address());
   }

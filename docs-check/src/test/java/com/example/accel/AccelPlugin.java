@@ -4,23 +4,51 @@ import io.github.deviceplugin4j.core.DevicePluginHost;
 import io.github.deviceplugin4j.core.ReadinessFile;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
-/** The plugin's entry point: {@code AccelPlugin [root]}, root defaulting to {@code /}. */
-public final class AccelPlugin {
+/** The plugin's entry point: {@code accel-plugin [ROOT]}, ROOT defaulting to {@code /}. */
+@Command(
+    name = "accel-plugin",
+    mixinStandardHelpOptions = true,
+    version = "accel-plugin 1.0",
+    description = "Serves example.com/accel until SIGTERM.",
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {"0:stopped by SIGTERM or SIGINT", "1:failed while running", "2:usage error"})
+public final class AccelPlugin implements Callable<Integer> {
 
   /** Exists while example.com/accel is registered with the kubelet: for a readiness probe. */
   public static final Path READY_FILE = Path.of("/tmp/accel.ready");
 
-  private AccelPlugin() {}
+  @Parameters(
+      arity = "0..1",
+      paramLabel = "ROOT",
+      defaultValue = "/",
+      description = "Where dev/ and sys/ are read from. Default: /.")
+  Path root;
 
   /**
-   * Serves example.com/accel until SIGTERM.
+   * Serves example.com/accel until SIGTERM; {@code --help} and {@code --version} print and exit.
    *
    * @param args optionally the root directory to read {@code dev/} and {@code sys/} from
    */
   public static void main(String[] args) {
-    Path root = Path.of(args.length > 0 ? args[0] : "/");
+    System.exit(
+        new CommandLine(new AccelPlugin())
+            .setExecutionExceptionHandler(
+                (e, cmd, parsed) -> {
+                  cmd.getErr().println("accel-plugin: " + e.getMessage()); // one line, no trace
+                  return 1;
+                })
+            .execute(args));
+  }
+
+  @Override
+  public Integer call() {
     plugin(root, READY_FILE).run();
+    return 0;
   }
 
   /**

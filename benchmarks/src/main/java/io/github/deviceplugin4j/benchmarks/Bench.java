@@ -5,6 +5,8 @@ import io.github.deviceplugin4j.benchmarks.process.GoCold;
 import io.github.deviceplugin4j.benchmarks.process.GoFlags;
 import io.github.deviceplugin4j.benchmarks.process.MemoryScenario;
 import io.github.deviceplugin4j.benchmarks.process.MultiResourceScenario;
+import io.github.deviceplugin4j.examples.common.EnvironmentDefaults;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,9 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -29,8 +29,10 @@ import java.util.stream.Stream;
  *
  * <pre>
  * java -jar benchmarks/target/deviceplugin4j-benchmarks.jar [--quick] [--only=a,b] [--out=file.md]
- *     [--client=jvm|go]
+ *     [--client=jvm|go] [--examples=dir]
  * </pre>
+ *
+ * <p>The command line is {@link BenchCommand}'s ({@code --help}).
  *
  * <p>{@code --client=go} drives the {@code allocate}, {@code observer} and {@code restart}
  * scenarios, and runs the {@code flags} scenario, with the Go programs of {@code benchmarks/go}
@@ -62,49 +64,14 @@ public final class Bench {
   }
 
   /**
-   * Runs the command.
+   * Runs the command; see {@code --help} ({@link BenchCommand}).
    *
-   * @param args see the class description
-   * @throws Exception when a scenario cannot measure
+   * @param args the command line
    */
-  public static void main(String[] args) throws Exception {
-    // The plugins' INFO lines (registered, serving) would bury the tables; warnings still show.
-    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
-      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    }
-    Sizes sizes = Sizes.full();
-    Set<String> only = new LinkedHashSet<>();
-    Path out = null;
-    Path examples = null;
-    BenchContext.Client client = BenchContext.Client.JVM;
-    for (String a : args) {
-      if (a.equals("--quick")) {
-        sizes = Sizes.quick();
-      } else if (a.startsWith("--only=")) {
-        only.addAll(Arrays.asList(a.substring("--only=".length()).split(",")));
-      } else if (a.startsWith("--out=")) {
-        out = Path.of(a.substring("--out=".length()));
-      } else if (a.equals("--client=go") || a.equals("--client=jvm")) {
-        client = a.endsWith("go") ? BenchContext.Client.GO : BenchContext.Client.JVM;
-      } else if (a.startsWith("--examples=")) {
-        examples = Path.of(a.substring("--examples=".length()));
-      } else {
-        System.err.println(
-            "unknown argument "
-                + a
-                + "; usage: [--quick] [--only="
-                + String.join(",", scenarios().stream().map(Scenario::name).toList())
-                + "] [--out=file.md] [--examples=dir] [--client=jvm|go]");
-        System.exit(2);
-      }
-    }
-    Report report =
-        run(sizes, only, examples == null ? findExamples() : examples, client, System.out);
-    if (out != null) {
-      Files.writeString(out, render(report), StandardCharsets.UTF_8);
-      System.out.println("written to " + out.toAbsolutePath());
-    }
-    System.exit(0); // stray non-daemon threads of a failed scenario must not keep the JVM alive
+  public static void main(String[] args) {
+    // System.exit also when done: stray non-daemon threads of a failed scenario must not keep the
+    // JVM alive.
+    System.exit(PluginCli.execute(new BenchCommand(), EnvironmentDefaults.none(), args));
   }
 
   /**
@@ -248,7 +215,7 @@ public final class Bench {
     }
   }
 
-  private static Path findExamples() {
+  static Path findExamples() {
     for (Path p : List.of(Path.of("examples"), Path.of("..", "examples"))) {
       if (Files.isDirectory(p.resolve("fpga"))) {
         return p.toAbsolutePath().normalize();

@@ -1,7 +1,6 @@
 package io.github.deviceplugin4j.examples.common;
 
 import java.net.InetSocketAddress;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -9,12 +8,11 @@ import java.util.Optional;
  * /metrics}, {@code /healthz} and {@code /readyz} listens. Written {@code :9400} (every interface),
  * {@code 127.0.0.1:9400} or {@code [::1]:9400}; empty turns the endpoint off. Its default comes
  * from the environment variable {@code METRICS_ADDRESS} (the example images set {@code :9400}), so
- * a plain {@code java -jar} run serves no HTTP unless asked to.
+ * a plain {@code java -jar} run serves no HTTP unless asked to. The option itself is {@link
+ * MetricsAddressOption}.
  *
  * <pre>{@code
- * defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
- * Settings s = Settings.parse(args, env, "FPGA_", defaults);
- * Optional<InetSocketAddress> metrics = MetricsAddress.parse(s.get(MetricsAddress.KEY));
+ * Optional<InetSocketAddress> metrics = MetricsAddress.parse(":9400");
  * }</pre>
  */
 public final class MetricsAddress {
@@ -25,16 +23,6 @@ public final class MetricsAddress {
   public static final String ENV = "METRICS_ADDRESS";
 
   private MetricsAddress() {}
-
-  /**
-   * The default of the setting.
-   *
-   * @param env the environment
-   * @return the value of {@code METRICS_ADDRESS}, or an empty string (off)
-   */
-  public static String defaultValue(Map<String, String> env) {
-    return env.getOrDefault(ENV, "").trim();
-  }
 
   /**
    * Reads an address.

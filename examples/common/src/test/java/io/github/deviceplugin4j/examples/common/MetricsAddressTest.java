@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.InetSocketAddress;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class MetricsAddressTest {
@@ -41,11 +40,5 @@ class MetricsAddressTest {
           .hasMessageContaining("metrics-address must be [host]:port")
           .hasMessageContaining("'" + bad + "'");
     }
-  }
-
-  @Test
-  void defaultComesFromMetricsAddressEnvironmentVariable() {
-    assertThat(MetricsAddress.defaultValue(Map.of("METRICS_ADDRESS", ":9400"))).isEqualTo(":9400");
-    assertThat(MetricsAddress.defaultValue(Map.of())).isEmpty();
   }
 }

@@ -1,11 +1,10 @@
 package io.github.deviceplugin4j.examples.fpgadra;
 
-import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import io.github.deviceplugin4j.examples.fpga.FpgaConfig;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -94,36 +93,16 @@ public record FpgaDraConfig(
   }
 
   /**
-   * Reads the settings from flags, environment variables and an optional file.
+   * Reads the settings from flags, environment variables and an optional file, as the driver's
+   * command line does ({@link FpgaDraCommand}).
    *
-   * @param args command-line flags, {@code --key=value}
+   * @param args command-line flags, {@code --key=value} or {@code --key value}
    * @param env the environment, usually {@link System#getenv()}
    * @return the settings
    * @throws IllegalArgumentException naming the bad flag, key or value, or the missing node name
    */
   public static FpgaDraConfig parse(String[] args, Map<String, String> env) {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("root", "/");
-    defaults.put("driver-name", DEFAULT_DRIVER_NAME);
-    defaults.put("node-name", env.getOrDefault("NODE_NAME", ""));
-    defaults.put("poll-interval", "5s");
-    defaults.put("plugin-dir", "");
-    defaults.put("registry-dir", "/var/lib/kubelet/plugins_registry");
-    defaults.put("cdi-dir", "/var/run/cdi");
-    defaults.put("pod-uid", "");
-    Settings s = Settings.parse(args, env, "FPGA_", defaults);
-    String driver = s.get("driver-name");
-    String pluginDir = s.get("plugin-dir");
-    String podUid = s.get("pod-uid");
-    return new FpgaDraConfig(
-        Path.of(s.get("root")),
-        driver,
-        s.get("node-name"),
-        s.duration("poll-interval"),
-        pluginDir.isBlank() ? Path.of("/var/lib/kubelet/plugins", driver) : Path.of(pluginDir),
-        Path.of(s.get("registry-dir")),
-        Path.of(s.get("cdi-dir")),
-        podUid.isBlank() ? Optional.empty() : Optional.of(podUid));
+    return PluginCli.parse(new FpgaDraCommand(), FpgaDraCommand.defaults(env), args).config();
   }
 
   /**

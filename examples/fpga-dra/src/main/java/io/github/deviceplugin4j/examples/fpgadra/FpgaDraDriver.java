@@ -3,6 +3,7 @@ package io.github.deviceplugin4j.examples.fpgadra;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.fpga.FpgaBackend;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -51,12 +52,21 @@ public final class FpgaDraDriver {
   private FpgaDraDriver() {}
 
   /**
-   * Runs the driver until SIGTERM.
+   * Runs the driver until SIGTERM; see {@code --help} ({@link FpgaDraCommand}).
    *
-   * @param args settings as {@code --key=value}; see {@link FpgaDraConfig}
+   * @param args the command line
    */
   public static void main(String[] args) {
-    FpgaDraConfig config = FpgaDraConfig.parse(args, System.getenv());
+    System.exit(
+        PluginCli.execute(new FpgaDraCommand(), FpgaDraCommand.defaults(System.getenv()), args));
+  }
+
+  /**
+   * Runs the driver of these settings until SIGTERM.
+   *
+   * @param config the settings
+   */
+  public static void run(FpgaDraConfig config) {
     // tag::main[]
     DraPluginHost.Builder host =
         builder(config).host().pluginDir(config.pluginDir()).registryDir(config.registryDir());

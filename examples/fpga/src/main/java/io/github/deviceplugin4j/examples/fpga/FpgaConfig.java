@@ -1,11 +1,10 @@
 package io.github.deviceplugin4j.examples.fpga;
 
 import io.github.deviceplugin4j.examples.common.MetricsAddress;
-import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -110,29 +109,16 @@ public record FpgaConfig(
   }
 
   /**
-   * Reads the settings from flags, environment variables and an optional file.
+   * Reads the settings from flags, environment variables and an optional file, as the plugin's
+   * command line does ({@link FpgaPlugin}).
    *
-   * @param args command-line flags, {@code --key=value}
+   * @param args command-line flags, {@code --key=value} or {@code --key value}
    * @param env the environment, usually {@link System#getenv()}
    * @return the settings
    * @throws IllegalArgumentException naming the bad flag, key or value
    */
   public static FpgaConfig parse(String[] args, Map<String, String> env) {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("root", "/");
-    defaults.put("mode", "af");
-    defaults.put("domain", "fpga.example.com");
-    defaults.put("poll-interval", "5s");
-    defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
-    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
-    Settings s = Settings.parse(args, env, "FPGA_", defaults);
-    return new FpgaConfig(
-        Path.of(s.get("root")),
-        s.choice("mode", Mode.class),
-        s.get("domain"),
-        s.duration("poll-interval"),
-        Path.of(s.get("ready-file")),
-        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
+    return PluginCli.parse(new FpgaPlugin(), FpgaPlugin.defaults(env), args).config();
   }
 
   /**

@@ -66,15 +66,15 @@ class FpgaConfigTest {
   @Test
   void badValuesAreNamed() {
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--mode=fast"}, Map.of()))
-        .hasMessageContaining("mode must be 'af' or 'region'");
+        .hasMessageContaining("'--mode': expected one of [AF, REGION] (case-insensitive)");
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--colour=red"}, Map.of()))
-        .hasMessageContaining("unknown option --colour");
+        .hasMessageContaining("Unknown option: '--colour=red'");
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--poll-interval=soon"}, Map.of()))
-        .hasMessageContaining("poll-interval must be a duration");
+        .hasMessageContaining("'--poll-interval': 'soon' is not a duration");
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--poll-interval=0s"}, Map.of()))
-        .hasMessageContaining("pollInterval must be positive");
+        .hasMessageContaining("'0s' is not a positive duration");
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"verbose"}, Map.of()))
-        .hasMessageContaining("unexpected argument 'verbose'");
+        .hasMessageContaining("Unmatched argument at index 0: 'verbose'");
   }
 
   @Test
@@ -83,6 +83,7 @@ class FpgaConfigTest {
     Files.writeString(file, "moed=af\n");
 
     assertThatThrownBy(() -> FpgaConfig.parse(new String[] {"--config=" + file}, Map.of()))
-        .hasMessageContaining("unknown key 'moed'");
+        .hasMessageContaining("unknown key 'moed' in " + file)
+        .hasMessageContaining("known: domain, metrics-address, mode, poll-interval");
   }
 }

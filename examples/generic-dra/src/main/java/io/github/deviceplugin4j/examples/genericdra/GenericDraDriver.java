@@ -2,14 +2,13 @@ package io.github.deviceplugin4j.examples.genericdra;
 
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.generic.ConfigFollower;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.ConfigException;
 import io.github.deviceplugin4j.examples.generic.GenericPlugin;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -78,8 +77,8 @@ public final class GenericDraDriver implements AutoCloseable {
       Optional<String> podUid) {
 
     /**
-     * Reads the flags ({@code --dra} itself is skipped); the node name defaults to {@code
-     * NODE_NAME}, the pod UID to {@code POD_UID}.
+     * Reads the flags as the driver's command line does ({@link GenericDraCommand}, {@code --dra}
+     * among them); the node name defaults to {@code NODE_NAME}, the pod UID to {@code POD_UID}.
      *
      * @param args the command line
      * @param env the environment
@@ -87,37 +86,8 @@ public final class GenericDraDriver implements AutoCloseable {
      * @throws IllegalArgumentException naming the bad flag, or the missing node name
      */
     public static Options parse(String[] args, Map<String, String> env) {
-      Map<String, String> f = new LinkedHashMap<>();
-      f.put("config", "/etc/deviceplugin4j-generic/config.yaml");
-      f.put("root", "/");
-      f.put("poll-interval", "5s");
-      f.put("driver-name", DEFAULT_DRIVER_NAME);
-      f.put("node-name", env.getOrDefault(BackendDriver.NODE_NAME_ENV, ""));
-      f.put("plugin-dir", "");
-      f.put("registry-dir", "/var/lib/kubelet/plugins_registry");
-      f.put("cdi-dir", "/var/run/cdi");
-      f.put("pod-uid", env.getOrDefault("POD_UID", ""));
-      List<String> rest = new ArrayList<>(List.of(args));
-      rest.remove("--dra");
-      GenericPlugin.parseFlags(rest.toArray(String[]::new), f);
-      String driver = f.get("driver-name");
-      if (f.get("node-name").isBlank()) {
-        throw new IllegalArgumentException(
-            "the node name is missing: set NODE_NAME from the downward API (fieldRef"
-                + " spec.nodeName) or --node-name");
-      }
-      return new Options(
-          Path.of(f.get("config")),
-          Path.of(f.get("root")),
-          GenericPlugin.duration("poll-interval", f.get("poll-interval")),
-          driver,
-          f.get("node-name"),
-          f.get("plugin-dir").isBlank()
-              ? Path.of("/var/lib/kubelet/plugins", driver)
-              : Path.of(f.get("plugin-dir")),
-          Path.of(f.get("registry-dir")),
-          Path.of(f.get("cdi-dir")),
-          f.get("pod-uid").isBlank() ? Optional.empty() : Optional.of(f.get("pod-uid")));
+      return PluginCli.parse(new GenericDraCommand(), GenericDraCommand.defaults(env), args)
+          .options();
     }
   }
 
@@ -193,29 +163,18 @@ public final class GenericDraDriver implements AutoCloseable {
   }
 
   /**
-   * With {@code --dra}: serves the configuration as a DRA driver until SIGTERM. Without: runs the
-   * device plugin ({@link GenericPlugin#main(String[])}).
+   * With {@code --dra}: serves the configuration as a DRA driver until SIGTERM ({@link
+   * GenericDraCommand}). Without: runs the device plugin ({@link GenericPlugin#main(String[])}).
    *
    * @param args the flags
-   * @throws Exception when the first configuration is unusable
    */
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
     if (!List.of(args).contains("--dra")) {
       GenericPlugin.main(args);
       return;
     }
-    Options options = Options.parse(args, System.getenv());
-    GenericDraDriver generic = start(options, b -> {});
-    DraPluginHost.Builder host =
-        DraPluginHost.builder(options.driverName(), generic.driver())
-            .pluginDir(options.pluginDir())
-            .registryDir(options.registryDir());
-    options.podUid().ifPresent(host::rollingUpdate);
-    DraPluginHost running = host.start();
-    GenericPlugin.awaitStopSignal(
-        () -> {
-          running.close();
-          generic.close();
-        });
+    System.exit(
+        PluginCli.execute(
+            new GenericDraCommand(), GenericDraCommand.defaults(System.getenv()), args));
   }
 }

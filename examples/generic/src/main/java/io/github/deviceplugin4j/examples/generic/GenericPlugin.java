@@ -1,7 +1,8 @@
 package io.github.deviceplugin4j.examples.generic;
 
 import io.github.deviceplugin4j.core.DevicePluginHost;
-import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.core.ProbeResult;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.ConfigException;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.Resource;
 import java.io.IOException;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * that is wrong, and the resources of the last good file keep serving.
  *
  * <p>{@code java -jar deviceplugin4j-example-generic.jar --config=/etc/generic/config.yaml
- * --root=/host}
+ * --root=/host}; the command line is {@link GenericPluginCommand}'s.
  */
 public final class GenericPlugin implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GenericPlugin.class);
@@ -162,6 +163,30 @@ public final class GenericPlugin implements AutoCloseable {
     return served.values().stream().allMatch(s -> s.host().isReady());
   }
 
+  /**
+   * Whether every resource's host still works, for {@code /healthz}: each host's control loops and
+   * event loop run a trivial task within the bound.
+   *
+   * @param bound how long each loop may take
+   * @return passed, or the problems of every host
+   */
+  public ProbeResult liveness(Duration bound) {
+    List<String> problems = new ArrayList<>();
+    hosts().values().forEach(h -> problems.addAll(h.liveness(bound).problems()));
+    return ProbeResult.of(problems);
+  }
+
+  /**
+   * Whether every resource is registered with the kubelet, for {@code /readyz}.
+   *
+   * @return passed, or the resources that are not
+   */
+  public ProbeResult readiness() {
+    List<String> problems = new ArrayList<>();
+    hosts().values().forEach(h -> problems.addAll(h.readiness().problems()));
+    return ProbeResult.of(problems);
+  }
+
   /** Reads every resource's devices again now, without waiting for the poll interval. */
   public synchronized void rescan() {
     served.values().forEach(s -> s.backend().rescan());
@@ -185,68 +210,14 @@ public final class GenericPlugin implements AutoCloseable {
   }
 
   /**
-   * Serves a configuration file until SIGTERM.
-   *
-   * @param args {@code --config=FILE} (default {@code /etc/deviceplugin4j-generic/config.yaml}),
-   *     {@code --root=DIR} (default {@code /}), {@code --poll-interval=5s}
-   * @throws Exception when the first configuration is unusable
-   */
-  public static void main(String[] args) throws Exception {
-    Map<String, String> flags = new LinkedHashMap<>();
-    flags.put("config", "/etc/deviceplugin4j-generic/config.yaml");
-    flags.put("root", "/");
-    flags.put("poll-interval", "5s");
-    if (List.of(args).contains("--dra")) {
-      throw new IllegalArgumentException(
-          "--dra: this jar serves device plugins only; the DRA driver ships in"
-              + " deviceplugin4j-example-generic-dra.jar (image deviceplugin4j-example-generic-dra),"
-              + " which takes --dra and the same config file");
-    }
-    parseFlags(args, flags);
-    GenericPlugin plugin =
-        start(
-            Path.of(flags.get("config")),
-            Path.of(flags.get("root")),
-            duration("poll-interval", flags.get("poll-interval")),
-            b -> {});
-    awaitStopSignal(plugin);
-  }
-
-  /**
-   * Reads {@code --key=value} flags into a map of known keys and their defaults.
+   * Serves a configuration file until SIGTERM; see {@code --help} and {@link GenericPluginCommand}.
    *
    * @param args the command line
-   * @param flags the known keys with their defaults; values are replaced by the flags given
-   * @throws IllegalArgumentException naming the unknown argument and the known ones
    */
-  public static void parseFlags(String[] args, Map<String, String> flags) {
-    for (String a : args) {
-      int eq = a.indexOf('=');
-      String key = a.startsWith("--") && eq > 2 ? a.substring(2, eq) : null;
-      if (key == null || !flags.containsKey(key)) {
-        StringBuilder known = new StringBuilder();
-        flags.keySet().forEach(k -> known.append(known.length() == 0 ? "" : ", ").append("--" + k));
-        throw new IllegalArgumentException("unknown argument " + a + "; known: " + known);
-      }
-      flags.put(key, a.substring(eq + 1));
-    }
-  }
-
-  /**
-   * Reads a duration such as {@code 5s}, {@code 100ms}, {@code 1m} or {@code PT5S}.
-   *
-   * @param flag the flag it came from, for the error
-   * @param value the text
-   * @return the duration, positive
-   * @throws IllegalArgumentException naming the flag
-   */
-  public static Duration duration(String flag, String value) {
-    Duration d =
-        Settings.parse(new String[0], Map.of(), "GENERIC_", Map.of(flag, value)).duration(flag);
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException("--" + flag + " must be positive, was " + value);
-    }
-    return d;
+  public static void main(String[] args) {
+    System.exit(
+        PluginCli.execute(
+            new GenericPluginCommand(), GenericPluginCommand.defaults(System.getenv()), args));
   }
 
   /**

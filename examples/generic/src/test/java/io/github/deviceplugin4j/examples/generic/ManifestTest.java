@@ -10,10 +10,12 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.generic.GenericConfig.Resource;
 import io.github.deviceplugin4j.examples.testing.Manifests;
 import io.github.deviceplugin4j.examples.testing.StrictYaml;
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The k8s/ manifests are valid Kubernetes objects that deploy and use this plugin. */
@@ -57,6 +59,25 @@ class ManifestTest {
     assertThat(cm.getMetadata().getNamespace()).isEqualTo(ds.getMetadata().getNamespace());
     assertThat(cm.getData()).containsKey(file.getFileName().toString());
     assertThat(c.getResources().getRequests()).containsKeys("cpu", "memory");
+  }
+
+  @Test
+  void probesAndScrapeAnnotationsUseThePortThePluginListensOn() throws Exception {
+    DaemonSet ds = StrictYaml.read(K8S.resolve("daemonset.yaml"), DaemonSet.class);
+    Container c = ds.getSpec().getTemplate().getSpec().getContainers().get(0);
+    GenericPluginCommand command =
+        PluginCli.parse(
+            new GenericPluginCommand(),
+            GenericPluginCommand.defaults(Map.of()),
+            c.getArgs().toArray(String[]::new));
+    int port =
+        command
+            .metrics
+            .address()
+            .orElseThrow(() -> new AssertionError("the DaemonSet does not turn the endpoint on"))
+            .getPort();
+
+    assertThat(Manifests.metricsEndpointProblems(ds, port)).isEmpty();
   }
 
   @Test

@@ -1,12 +1,10 @@
 package io.github.deviceplugin4j.examples.infiniband;
 
 import io.github.deviceplugin4j.examples.common.MetricsAddress;
-import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -167,46 +165,16 @@ public record InfinibandConfig(
   }
 
   /**
-   * Reads the settings from flags, environment variables and an optional file.
+   * Reads the settings from flags, environment variables and an optional file, as the plugin's
+   * command line does ({@link InfinibandPlugin}).
    *
-   * @param args command-line flags, {@code --key=value}
+   * @param args command-line flags, {@code --key=value} or {@code --key value}
    * @param env the environment, usually {@link System#getenv()}
    * @return the settings
    * @throws IllegalArgumentException naming the bad flag, key or value
    */
   public static InfinibandConfig parse(String[] args, Map<String, String> env) {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("root", "/");
-    defaults.put("mode", "exclusive");
-    defaults.put("slots", "");
-    defaults.put("domain", "rdma.example.com");
-    defaults.put("resource", "");
-    defaults.put("hcas", "");
-    defaults.put("poll-interval", "5s");
-    defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
-    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
-    Settings s = Settings.parse(args, env, "IB_", defaults);
-    Mode mode = s.choice("mode", Mode.class);
-    int slots = s.get("slots").isEmpty() ? (mode == Mode.SHARED ? 8 : 1) : s.integer("slots");
-    String resource =
-        s.get("resource").isEmpty()
-            ? (mode == Mode.SHARED ? "hca_shared" : "hca")
-            : s.get("resource");
-    List<String> hcas =
-        Arrays.stream(s.get("hcas").split(","))
-            .map(String::trim)
-            .filter(h -> !h.isEmpty())
-            .toList();
-    return new InfinibandConfig(
-        Path.of(s.get("root")),
-        mode,
-        slots,
-        s.get("domain"),
-        resource,
-        hcas,
-        s.duration("poll-interval"),
-        Path.of(s.get("ready-file")),
-        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
+    return PluginCli.parse(new InfinibandPlugin(), InfinibandPlugin.defaults(env), args).config();
   }
 
   /**

@@ -39,7 +39,7 @@ class InfinibandConfigTest {
   @Test
   void mistakesAreNamed() {
     assertThatThrownBy(() -> InfinibandConfig.parse(new String[] {"--mode=split"}, Map.of()))
-        .hasMessageContaining("mode must be 'exclusive' or 'shared'");
+        .hasMessageContaining("'--mode': expected one of [EXCLUSIVE, SHARED] (case-insensitive)");
     assertThatThrownBy(() -> InfinibandConfig.parse(new String[] {"--slots=4"}, Map.of()))
         .hasMessageContaining("slots only applies to shared mode");
     assertThatThrownBy(
@@ -47,6 +47,6 @@ class InfinibandConfigTest {
         .hasMessageContaining("slots must be between 1 and 1000");
     assertThatThrownBy(
             () -> InfinibandConfig.parse(new String[] {"--mode=shared", "--slots=x"}, Map.of()))
-        .hasMessageContaining("slots must be a whole number");
+        .hasMessageContaining("'--slots': 'x' is not an int");
   }
 }

@@ -1,7 +1,7 @@
 package io.github.deviceplugin4j.examples.nic;
 
 import io.github.deviceplugin4j.examples.common.MetricsAddress;
-import io.github.deviceplugin4j.examples.common.Settings;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -128,44 +128,44 @@ public record NicConfig(
   }
 
   /**
-   * Reads the settings from flags, environment variables and the config file.
+   * Reads the settings from flags, environment variables and the config file, as the plugin's
+   * command line does ({@link NicPlugin}).
    *
-   * @param args command-line flags, {@code --key=value}
+   * @param args command-line flags, {@code --key=value} or {@code --key value}
    * @param env the environment, usually {@link System#getenv()}
    * @return the settings
    * @throws IllegalArgumentException naming the bad flag, key or value
    */
   public static NicConfig parse(String[] args, Map<String, String> env) {
-    Map<String, String> defaults = new LinkedHashMap<>();
-    defaults.put("config", "/etc/deviceplugin4j/nic.properties");
-    defaults.put("root", "/");
-    defaults.put("domain", "nic.example.com");
-    defaults.put("devinfo-dir", DEVINFO_DIR.toString());
-    defaults.put("poll-interval", "5s");
-    defaults.put("ready-file", "/tmp/deviceplugin4j.ready");
-    defaults.put(MetricsAddress.KEY, MetricsAddress.defaultValue(env));
-    Settings s = Settings.parse(args, env, "NIC_", defaults, "pool.");
+    return PluginCli.parse(new NicPlugin(), NicPlugin.defaults(env), args).config();
+  }
+
+  /**
+   * The pools of {@code pool.<name>.<setting>} keys.
+   *
+   * @param keys the keys with their values
+   * @return the pools, by name
+   * @throws IllegalArgumentException naming a key that is not a pool setting
+   */
+  static List<NicPool> pools(Map<String, String> keys) {
     Map<String, Map<String, String>> byPool = new TreeMap<>();
-    s.extra()
-        .forEach(
-            (key, value) -> {
-              String rest = key.substring("pool.".length());
-              int dot = rest.lastIndexOf('.');
-              if (dot <= 0) {
-                throw new IllegalArgumentException(
-                    "pool key '" + key + "' must look like pool.<name>.<setting>");
-              }
-              String setting = rest.substring(dot + 1);
-              if (!List.of("pf-names", "vendors", "devices", "drivers").contains(setting)) {
-                throw new IllegalArgumentException(
-                    "unknown pool setting '"
-                        + key
-                        + "'; known: pf-names, vendors, devices, drivers");
-              }
-              byPool
-                  .computeIfAbsent(rest.substring(0, dot), n -> new LinkedHashMap<>())
-                  .put(setting, value);
-            });
+    keys.forEach(
+        (key, value) -> {
+          String rest = key.substring("pool.".length());
+          int dot = rest.lastIndexOf('.');
+          if (dot <= 0) {
+            throw new IllegalArgumentException(
+                "pool key '" + key + "' must look like pool.<name>.<setting>");
+          }
+          String setting = rest.substring(dot + 1);
+          if (!List.of("pf-names", "vendors", "devices", "drivers").contains(setting)) {
+            throw new IllegalArgumentException(
+                "unknown pool setting '" + key + "'; known: pf-names, vendors, devices, drivers");
+          }
+          byPool
+              .computeIfAbsent(rest.substring(0, dot), n -> new LinkedHashMap<>())
+              .put(setting, value);
+        });
     List<NicPool> pools = new ArrayList<>();
     byPool.forEach(
         (name, settings) ->
@@ -176,14 +176,7 @@ public record NicConfig(
                     list(settings.get("vendors")),
                     list(settings.get("devices")),
                     list(settings.get("drivers")))));
-    return new NicConfig(
-        Path.of(s.get("root")),
-        s.get("domain"),
-        pools,
-        Path.of(s.get("devinfo-dir")),
-        s.duration("poll-interval"),
-        Path.of(s.get("ready-file")),
-        MetricsAddress.parse(s.get(MetricsAddress.KEY)));
+    return pools;
   }
 
   /**

@@ -94,6 +94,6 @@ class NicConfigTest {
 
     assertThatThrownBy(
             () -> NicConfig.parse(new String[] {"--config=" + dir.resolve("none")}, Map.of()))
-        .hasMessageContaining("cannot read config file");
+        .hasMessageContaining("cannot read the config file");
   }
 }

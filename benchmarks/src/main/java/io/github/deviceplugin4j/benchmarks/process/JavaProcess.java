@@ -22,8 +22,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class JavaProcess implements AutoCloseable {
 
-  /** How long a process gets to exit after SIGTERM before it is killed. */
-  static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * How long a process gets to exit after SIGTERM before it is killed: a pod's default termination
+   * grace period, the bound a node holds a plugin to (a run that writes an archive at exit, on a
+   * busy machine, took longer than 10 s).
+   */
+  static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
 
   private static final Set<Process> RUNNING = ConcurrentHashMap.newKeySet();
 

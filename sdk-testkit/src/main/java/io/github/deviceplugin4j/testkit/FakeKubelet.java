@@ -149,6 +149,12 @@ public final class FakeKubelet implements AutoCloseable {
 
     private Builder() {}
 
+    /** Applies a change to the settings, which check its argument. */
+    private Builder set(Runnable change) {
+      change.run();
+      return this;
+    }
+
     /**
      * What deletes this node's ResourceSlices in the API server, called like the kubelet's DRA
      * registration handler does when it starts: at every kubelet start from v1.32 ({@code
@@ -166,8 +172,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draResourceSliceWiper(Runnable wiper) {
-      settings.draResourceSliceWiper(wiper);
-      return this;
+      return set(() -> settings.draResourceSliceWiper(wiper));
     }
 
     /**
@@ -178,8 +183,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draCallTimeout(Duration timeout) {
-      settings.draCallTimeout(timeout);
-      return this;
+      return set(() -> settings.draCallTimeout(timeout));
     }
 
     /**
@@ -192,8 +196,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draHealthService(String service) {
-      settings.draHealthService(service);
-      return this;
+      return set(() -> settings.draHealthService(service));
     }
 
     /**
@@ -205,8 +208,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder profile(KubeletProfile profile) {
-      settings.profile(profile);
-      return this;
+      return set(() -> settings.profile(profile));
     }
 
     /**
@@ -218,8 +220,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder randomSeed(long seed) {
-      settings.randomSeed(seed);
-      return this;
+      return set(() -> settings.randomSeed(seed));
     }
 
     /**
@@ -233,14 +234,12 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder restartReturnDelay(Duration delay) {
-      settings.restartReturnDelay(delay);
-      return this;
+      return set(() -> settings.restartReturnDelay(delay));
     }
 
     /** Test hook: runs on the restart() caller's thread after kubelet.sock is served again. */
     Builder afterRestartServed(Consumer<FakeKubelet> hook) {
-      settings.afterRestartServed(hook);
-      return this;
+      return set(() -> settings.afterRestartServed(hook));
     }
 
     /**
@@ -251,8 +250,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder pluginDir(Path dir) {
-      settings.pluginDir(dir);
-      return this;
+      return set(() -> settings.pluginDir(dir));
     }
 
     /**
@@ -264,8 +262,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder registryDir(Path dir) {
-      settings.registryDir(dir);
-      return this;
+      return set(() -> settings.registryDir(dir));
     }
 
     /**
@@ -275,8 +272,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder podResourcesSocket(Path socket) {
-      settings.podResourcesSocket(socket);
-      return this;
+      return set(() -> settings.podResourcesSocket(socket));
     }
 
     /**
@@ -287,8 +283,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder supportedVersions(String... versions) {
-      settings.supportedVersions(versions);
-      return this;
+      return set(() -> settings.supportedVersions(versions));
     }
 
     /**
@@ -299,8 +294,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder gracePeriod(Duration gracePeriod) {
-      settings.gracePeriod(gracePeriod);
-      return this;
+      return set(() -> settings.gracePeriod(gracePeriod));
     }
 
     /**
@@ -312,8 +306,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder rpcTimeout(Duration timeout) {
-      settings.rpcTimeout(timeout);
-      return this;
+      return set(() -> settings.rpcTimeout(timeout));
     }
 
     /**
@@ -327,8 +320,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder strictPreferredAllocation(boolean strict) {
-      settings.strictPreferredAllocation(strict);
-      return this;
+      return set(() -> settings.strictPreferredAllocation(strict));
     }
 
     /**
@@ -339,8 +331,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder eventListener(Consumer<KubeletEvent> listener) {
-      settings.eventListener(listener);
-      return this;
+      return set(() -> settings.eventListener(listener));
     }
 
     /**
@@ -371,15 +362,8 @@ public final class FakeKubelet implements AutoCloseable {
    * survive. In plugin-watcher mode the plugin's sockets in the registry directory are not deleted:
    * the fake rediscovers them.
    *
-   * <p>Returns a mark taken before anything happens, so waiting for what comes after it never
-   * misses a plugin that re-registers at once:
-   *
-   * <pre>{@code
-   * Mark m = kubelet.restart();
-   * Registration again = kubelet.awaitRegistration(resource, m, Duration.ofSeconds(5));
-   * }</pre>
-   *
-   * @return the position in the event log before the restart began
+   * @return the position in the event log before the restart began: a wait for what comes after it
+   *     (as in the class example) never misses a plugin that re-registers at once
    */
   public Mark restart() {
     Mark before = parts.lifecycle.restart(this::mark);
@@ -435,32 +419,31 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The current device list of a resource as last sent (after a disconnect: all {@code Unhealthy}).
+   * {@return the current device list of a resource as last sent (after a disconnect: all {@code
+   * Unhealthy}), empty when the resource is unknown}
    *
    * @param resource the resource name
-   * @return the devices, empty when the resource is unknown
    */
   public List<DeviceState> devices(String resource) {
     return parts.model.devices(resource);
   }
 
   /**
-   * The resource's capacity as the kubelet reports it: devices, healthy or not. The kubelet keeps
-   * healthy and unhealthy device IDs in two sets, so a repeated ID counts once per set.
+   * {@return the resource's capacity as the kubelet reports it: its number of devices, healthy or
+   * not} The kubelet keeps healthy and unhealthy device IDs in two sets, so a repeated ID counts
+   * once per set.
    *
    * @param resource the resource name
-   * @return the number of devices
    */
   public int capacity(String resource) {
     return ResourceState.capacityOf(devices(resource));
   }
 
   /**
-   * The resource's allocatable count as the kubelet reports it: distinct healthy device IDs
-   * (allocated ones included).
+   * {@return the resource's allocatable count as the kubelet reports it: its number of distinct
+   * healthy device IDs (allocated ones included)}
    *
    * @param resource the resource name
-   * @return the number of healthy devices
    */
   public int allocatable(String resource) {
     return ResourceState.allocatableOf(devices(resource));
@@ -488,10 +471,9 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The registration of the plugin currently connected for a resource.
+   * {@return the registration of the plugin currently connected for a resource, empty when none is}
    *
    * @param resource the resource name
-   * @return the registration, empty when no plugin is connected for it
    */
   public Optional<Registration> registration(String resource) {
     return parts.model.liveEndpoint(resource).map(ep -> ep.registration);
@@ -521,10 +503,10 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The serialized size of the largest {@code ListAndWatch} message received for a resource.
+   * {@return the serialized size in bytes of the largest {@code ListAndWatch} message received for
+   * a resource, 0 when none was received}
    *
    * @param resource the resource name
-   * @return bytes, 0 when none was received
    */
   public long largestDeviceListBytes(String resource) {
     return parts.model.largestListBytes(resource);
@@ -541,20 +523,17 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The events recorded after a mark.
+   * {@return the events recorded after a mark, in order}
    *
    * @param since a mark from {@link #mark()} or {@link #restart()}
-   * @return the events newer than the mark, in order
    */
   public List<KubeletEvent> events(Mark since) {
     return parts.journal.events(since);
   }
 
   /**
-   * The current position in the event log. Everything recorded later is "after" the mark, however
-   * soon; pass it to the {@code await...} methods that take a mark.
-   *
-   * @return the mark
+   * {@return the current position in the event log} Everything recorded later is "after" the mark,
+   * however soon; pass it to the {@code await...} methods that take a mark.
    */
   public Mark mark() {
     return parts.journal.mark();
@@ -591,12 +570,12 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the first registration of the resource
    */
   public Registration awaitRegistration(String resource, Duration timeout) {
-    return parts.awaits.registration(resource, timeout);
+    return parts.awaits.registration(resource, null, timeout);
   }
 
   /**
    * Waits for the first registration of the resource accepted after a mark: race-free, however soon
-   * after the mark the plugin registered (see {@link #restart()} for an example).
+   * after the mark the plugin registered (as after {@link #restart()} in the class example).
    *
    * @param resource the resource name
    * @param after a mark from {@link #mark()} or {@link #restart()}
@@ -709,7 +688,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AssertionError on timeout, with the event log
    */
   public DraRegistration awaitDraRegistration(String driver, Duration timeout) {
-    return parts.awaits.draRegistration(driver, timeout);
+    return parts.awaits.draRegistration(driver, null, timeout);
   }
 
   /**

@@ -23,25 +23,16 @@ final class KubeletAwaits {
     this.dra = dra;
   }
 
-  /** The first registration of the resource ever accepted. */
-  Registration registration(String resource, Duration timeout) {
-    return first(
-        "a registration of " + resource,
-        timeout,
-        model::registrations,
-        r -> r.resourceName().equals(resource));
-  }
-
-  /** The first registration of the resource accepted after the mark. */
+  /** The resource's first registration accepted after the mark (any one when it is null). */
   Registration registration(String resource, Mark after, Duration timeout) {
     return first(
-        "a registration of " + resource + " after event #" + after.seq(),
+        "a registration of " + resource + afterEvent(after),
         timeout,
         model::registrations,
-        r -> r.resourceName().equals(resource) && r.isAfter(after));
+        r -> r.resourceName().equals(resource) && (after == null || r.isAfter(after)));
   }
 
-  /** The first registration of the resource at or after the instant (racy: see the caller). */
+  /** The resource's first registration at or after the instant (racy: see the caller). */
   Registration registrationAfter(String resource, Instant after, Duration timeout) {
     return first(
         "a registration of " + resource + " at or after " + after,
@@ -53,13 +44,8 @@ final class KubeletAwaits {
   /** The resource's first device list, current or future, that satisfies the condition. */
   List<DeviceState> devices(
       String resource, Predicate<List<DeviceState>> condition, Duration timeout) {
-    return await(
-        "a device list of " + resource + " matching the condition",
-        timeout,
-        () -> {
-          List<DeviceState> list = model.devices(resource);
-          return condition.test(list) ? list : null;
-        });
+    return matching(
+        "a device list of " + resource, timeout, () -> model.devices(resource), condition);
   }
 
   /** Waits, without failing, until no resource is connected; returns those still connected. */
@@ -68,33 +54,35 @@ final class KubeletAwaits {
     return model.connectedResources();
   }
 
-  /** The driver's first DRA registration ever accepted. */
-  DraRegistration draRegistration(String driver, Duration timeout) {
-    return first(
-        "a DRA registration of " + driver,
-        timeout,
-        dra::registrations,
-        r -> r.driver().equals(driver));
-  }
-
-  /** The driver's first DRA registration accepted after the mark. */
+  /** The driver's first DRA registration accepted after the mark (any one when it is null). */
   DraRegistration draRegistration(String driver, Mark after, Duration timeout) {
     return first(
-        "a DRA registration of " + driver + " after event #" + after.seq(),
+        "a DRA registration of " + driver + afterEvent(after),
         timeout,
         dra::registrations,
-        r -> r.driver().equals(driver) && r.isAfter(after));
+        r -> r.driver().equals(driver) && (after == null || r.isAfter(after)));
   }
 
   /** The driver's first device health list, current or future, that satisfies the condition. */
   List<DraDeviceHealth> draDeviceHealth(
       String driver, Predicate<List<DraDeviceHealth>> condition, Duration timeout) {
+    return matching(
+        "DRA device health of " + driver, timeout, () -> dra.deviceHealth(driver), condition);
+  }
+
+  private static String afterEvent(Mark after) {
+    return after == null ? "" : " after event #" + after.seq();
+  }
+
+  /** Waits until a list, as it is after each change, satisfies the condition. */
+  private <T> List<T> matching(
+      String what, Duration timeout, Supplier<List<T>> list, Predicate<List<T>> condition) {
     return await(
-        "DRA device health of " + driver + " matching the condition",
+        what + " matching the condition",
         timeout,
         () -> {
-          List<DraDeviceHealth> list = dra.deviceHealth(driver);
-          return condition.test(list) ? list : null;
+          List<T> current = list.get();
+          return condition.test(current) ? current : null;
         });
   }
 

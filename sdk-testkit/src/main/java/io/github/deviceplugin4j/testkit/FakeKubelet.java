@@ -6,17 +6,11 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Random;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 /**
  * A fake kubelet: the device manager's side of the device plugin API over real Unix sockets and
@@ -118,93 +112,15 @@ public final class FakeKubelet implements AutoCloseable {
    */
   public static final Duration DRA_CALL_TIMEOUT = Duration.ofSeconds(45);
 
-  private final Path pluginDir;
-  private final Path kubeletSocket;
-  private final Optional<Path> registryDir;
-  private final Optional<Path> podResourcesSocket;
-  private final List<String> supportedVersions;
-  private final Consumer<FakeKubelet> afterRestartServed;
-  final UdsTransport transport = new UdsTransport("fake-kubelet");
-  // The parts, each owning its state; see the package-private classes for what each models.
-  private final EventJournal journal;
-  private final DeviceManagerModel model;
-  private final LegacyRegistrationServer legacyRegistration;
-  private final WatcherRegistrar watchers;
-  private final AllocationFlow allocationFlow;
-  private final DraPluginManager dra;
-  // Start, restart, close and the leak check.
-  private final KubeletLifecycle lifecycle;
+  // The parts, each owning one kind of state, built and wired by KubeletParts: this class
+  // delegates.
+  private final KubeletParts parts;
+  // The transport of the fake's connections and timers (RestartTest looks into it).
+  final UdsTransport transport;
 
-  private FakeKubelet(Builder b) {
-    this.pluginDir = b.pluginDir.toAbsolutePath();
-    this.kubeletSocket = pluginDir.resolve(KUBELET_SOCKET);
-    this.registryDir = Optional.ofNullable(b.registryDir).map(Path::toAbsolutePath);
-    this.podResourcesSocket = Optional.ofNullable(b.podResourcesSocket).map(Path::toAbsolutePath);
-    this.supportedVersions = List.copyOf(b.supportedVersions);
-    Duration delay = b.restartReturnDelay;
-    Consumer<FakeKubelet> hook = b.afterRestartServed;
-    this.afterRestartServed =
-        k -> {
-          if (!delay.isZero()) {
-            LockSupport.parkNanos(delay.toNanos());
-          }
-          if (hook != null) {
-            hook.accept(k);
-          }
-        };
-    this.journal = EventJournal.system(pluginDir.toString(), b.listeners);
-    this.model =
-        new DeviceManagerModel(
-            journal,
-            b.profile,
-            b.gracePeriod,
-            (task, after) -> {
-              ScheduledFuture<?> f =
-                  transport.scheduler().schedule(task, after.toNanos(), TimeUnit.NANOSECONDS);
-              return () -> f.cancel(false);
-            });
-    PluginConnector connector = new PluginConnector(transport, model, journal, b.rpcTimeout);
-    this.legacyRegistration =
-        new LegacyRegistrationServer(pluginDir, supportedVersions, connector, journal);
-    this.dra =
-        new DraPluginManager(
-            transport,
-            journal,
-            b.profile,
-            b.draCallTimeout,
-            Optional.ofNullable(b.draHealthService));
-    this.watchers =
-        new WatcherRegistrar(transport, supportedVersions, connector, model, journal, dra);
-    this.allocationFlow =
-        new AllocationFlow(
-            model,
-            journal,
-            connector,
-            b.strictPreferredAllocation,
-            b.randomSeed == null ? new Random() : new Random(b.randomSeed));
-    KubeletServers servers =
-        new KubeletServers(
-            pluginDir,
-            registryDir,
-            podResourcesSocket,
-            b.profile,
-            transport,
-            legacyRegistration,
-            new PodResourcesView(model, allocationFlow, dra, journal),
-            watchers);
-    this.lifecycle =
-        new KubeletLifecycle(
-            kubeletSocket,
-            b.profile,
-            registryDir,
-            podResourcesSocket,
-            journal,
-            model,
-            servers,
-            watchers,
-            dra,
-            transport,
-            b.draSliceWiper);
+  private FakeKubelet(KubeletParts parts) {
+    this.parts = parts;
+    this.transport = parts.transport;
   }
 
   /**
@@ -227,25 +143,17 @@ public final class FakeKubelet implements AutoCloseable {
     return builder().pluginDir(pluginDir).start();
   }
 
-  /** Configures and starts a {@link FakeKubelet}. */
+  /** Configures and starts a {@link FakeKubelet}; each setter checks its argument at once. */
   public static final class Builder {
-    private Path pluginDir;
-    private Path registryDir;
-    private Path podResourcesSocket;
-    private List<String> supportedVersions = List.of(V1BETA1);
-    private Duration gracePeriod = DEFAULT_GRACE_PERIOD;
-    private Duration rpcTimeout = Duration.ofSeconds(60);
-    private boolean strictPreferredAllocation = true;
-    private KubeletProfile profile = KubeletProfile.LATEST;
-    private Long randomSeed;
-    private Duration restartReturnDelay = Duration.ZERO;
-    private Duration draCallTimeout = DRA_CALL_TIMEOUT;
-    private String draHealthService = DRA_HEALTH_V1ALPHA1_SERVICE;
-    private Consumer<FakeKubelet> afterRestartServed;
-    private Runnable draSliceWiper;
-    private final List<Consumer<KubeletEvent>> listeners = new ArrayList<>();
+    private final KubeletSettings settings = new KubeletSettings();
 
     private Builder() {}
+
+    /** Applies a change to the settings, which check its argument. */
+    private Builder set(Runnable change) {
+      change.run();
+      return this;
+    }
 
     /**
      * What deletes this node's ResourceSlices in the API server, called like the kubelet's DRA
@@ -264,8 +172,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draResourceSliceWiper(Runnable wiper) {
-      this.draSliceWiper = wiper;
-      return this;
+      return set(() -> settings.draResourceSliceWiper(wiper));
     }
 
     /**
@@ -276,11 +183,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draCallTimeout(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("draCallTimeout must be positive, got " + timeout);
-      }
-      this.draCallTimeout = timeout;
-      return this;
+      return set(() -> settings.draCallTimeout(timeout));
     }
 
     /**
@@ -293,16 +196,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder draHealthService(String service) {
-      if (service != null
-          && !service.equals(DRA_HEALTH_V1ALPHA1_SERVICE)
-          && !service.equals(DRA_HEALTH_V1_SERVICE)) {
-        throw new IllegalArgumentException(
-            "unknown DRA health service \""
-                + service
-                + "\": use FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE, DRA_HEALTH_V1_SERVICE or null");
-      }
-      this.draHealthService = service;
-      return this;
+      return set(() -> settings.draHealthService(service));
     }
 
     /**
@@ -314,8 +208,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder profile(KubeletProfile profile) {
-      this.profile = Objects.requireNonNull(profile, "profile");
-      return this;
+      return set(() -> settings.profile(profile));
     }
 
     /**
@@ -327,32 +220,26 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder randomSeed(long seed) {
-      this.randomSeed = seed;
-      return this;
+      return set(() -> settings.randomSeed(seed));
     }
 
     /**
-     * For testing waits: {@link FakeKubelet#restart()} pauses this long after {@code kubelet.sock}
-     * is served again, before it returns, as a loaded machine may. A test that waits race-free
-     * (from the {@link Mark} that {@code restart()} returns) passes with any pause; one that waits
-     * for something "after the instant restart() returned" misses a plugin that re-registered
-     * during the pause. Default zero.
+     * For testing waits: {@link FakeKubelet#restart()} pauses this long (default zero) after {@code
+     * kubelet.sock} is served again, before it returns, as a loaded machine may. A test that waits
+     * from the {@link Mark} {@code restart()} returns passes with any pause; one that waits for
+     * something "after the instant restart() returned" misses a plugin that re-registered
+     * meanwhile.
      *
      * @param delay the pause, zero or more
      * @return this builder
      */
     public Builder restartReturnDelay(Duration delay) {
-      if (delay.isNegative()) {
-        throw new IllegalArgumentException("restartReturnDelay must not be negative: " + delay);
-      }
-      this.restartReturnDelay = delay;
-      return this;
+      return set(() -> settings.restartReturnDelay(delay));
     }
 
     /** Test hook: runs on the restart() caller's thread after kubelet.sock is served again. */
     Builder afterRestartServed(Consumer<FakeKubelet> hook) {
-      this.afterRestartServed = hook;
-      return this;
+      return set(() -> settings.afterRestartServed(hook));
     }
 
     /**
@@ -363,8 +250,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder pluginDir(Path dir) {
-      this.pluginDir = Objects.requireNonNull(dir, "pluginDir");
-      return this;
+      return set(() -> settings.pluginDir(dir));
     }
 
     /**
@@ -376,8 +262,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder registryDir(Path dir) {
-      this.registryDir = Objects.requireNonNull(dir, "registryDir");
-      return this;
+      return set(() -> settings.registryDir(dir));
     }
 
     /**
@@ -387,8 +272,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder podResourcesSocket(Path socket) {
-      this.podResourcesSocket = Objects.requireNonNull(socket, "podResourcesSocket");
-      return this;
+      return set(() -> settings.podResourcesSocket(socket));
     }
 
     /**
@@ -399,11 +283,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder supportedVersions(String... versions) {
-      if (versions.length == 0) {
-        throw new IllegalArgumentException("supportedVersions needs at least one version");
-      }
-      this.supportedVersions = List.of(versions);
-      return this;
+      return set(() -> settings.supportedVersions(versions));
     }
 
     /**
@@ -414,27 +294,19 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder gracePeriod(Duration gracePeriod) {
-      if (gracePeriod.isNegative()) {
-        throw new IllegalArgumentException("gracePeriod must not be negative: " + gracePeriod);
-      }
-      this.gracePeriod = gracePeriod;
-      return this;
+      return set(() -> settings.gracePeriod(gracePeriod));
     }
 
     /**
      * A deadline for {@code GetDevicePluginOptions}, {@code GetPreferredAllocation} and {@code
      * Allocate} (default 60 s), so a hanging plugin fails a test instead of hanging it. The real
-     * kubelet sets no deadline on these calls; {@link Duration#ZERO} does the same.
+     * kubelet sets none on these calls, as {@link Duration#ZERO} does.
      *
      * @param timeout the deadline, or zero for none
      * @return this builder
      */
     public Builder rpcTimeout(Duration timeout) {
-      if (timeout.isNegative()) {
-        throw new IllegalArgumentException("rpcTimeout must not be negative: " + timeout);
-      }
-      this.rpcTimeout = timeout;
-      return this;
+      return set(() -> settings.rpcTimeout(timeout));
     }
 
     /**
@@ -448,8 +320,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder strictPreferredAllocation(boolean strict) {
-      this.strictPreferredAllocation = strict;
-      return this;
+      return set(() -> settings.strictPreferredAllocation(strict));
     }
 
     /**
@@ -460,8 +331,7 @@ public final class FakeKubelet implements AutoCloseable {
      * @return this builder
      */
     public Builder eventListener(Consumer<KubeletEvent> listener) {
-      this.listeners.add(Objects.requireNonNull(listener, "listener"));
-      return this;
+      return set(() -> settings.eventListener(listener));
     }
 
     /**
@@ -473,21 +343,9 @@ public final class FakeKubelet implements AutoCloseable {
      * @throws UncheckedIOException when a directory cannot be created or a socket not served
      */
     public FakeKubelet start() {
-      if (pluginDir == null) {
-        throw new IllegalStateException(
-            "pluginDir is required: FakeKubelet.builder().pluginDir(dir).start()");
-      }
-      UdsTransport.checkSocketPath(pluginDir.resolve(KUBELET_SOCKET));
-      if (podResourcesSocket != null) {
-        UdsTransport.checkSocketPath(podResourcesSocket);
-      }
-      FakeKubelet k = new FakeKubelet(this);
-      try {
-        k.lifecycle.start();
-      } catch (RuntimeException e) {
-        k.close();
-        throw e;
-      }
+      settings.checkStartable();
+      FakeKubelet k = new FakeKubelet(new KubeletParts(settings));
+      k.parts.lifecycle.start();
       return k;
     }
   }
@@ -504,19 +362,12 @@ public final class FakeKubelet implements AutoCloseable {
    * survive. In plugin-watcher mode the plugin's sockets in the registry directory are not deleted:
    * the fake rediscovers them.
    *
-   * <p>Returns a mark taken before anything happens, so waiting for what comes after it never
-   * misses a plugin that re-registers at once:
-   *
-   * <pre>{@code
-   * Mark m = kubelet.restart();
-   * Registration again = kubelet.awaitRegistration(resource, m, Duration.ofSeconds(5));
-   * }</pre>
-   *
-   * @return the position in the event log before the restart began
+   * @return the position in the event log before the restart began: a wait for what comes after it
+   *     (as in the class example) never misses a plugin that re-registers at once
    */
   public Mark restart() {
-    Mark before = lifecycle.restart(this::mark);
-    afterRestartServed.accept(this);
+    Mark before = parts.lifecycle.restart(this::mark);
+    parts.afterRestartServed.accept(this);
     return before;
   }
 
@@ -526,7 +377,7 @@ public final class FakeKubelet implements AutoCloseable {
    */
   @Override
   public void close() {
-    lifecycle.close();
+    parts.lifecycle.close();
   }
 
   /**
@@ -536,125 +387,96 @@ public final class FakeKubelet implements AutoCloseable {
    * @return one line per leftover; empty when everything was released (or not closed yet)
    */
   public List<String> verifyClosed() {
-    return lifecycle.leftovers();
+    return parts.lifecycle.leftovers();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Accessors
 
-  /**
-   * The device plugin directory.
-   *
-   * @return the absolute path
-   */
+  /** {@return the device plugin directory, as an absolute path} */
   public Path pluginDir() {
-    return pluginDir;
+    return parts.pluginDir;
   }
 
-  /**
-   * The kubelet's registration socket, {@code pluginDir/kubelet.sock}.
-   *
-   * @return the absolute path
-   */
+  /** {@return the kubelet's registration socket, {@code pluginDir/kubelet.sock}, absolute} */
   public Path kubeletSocket() {
-    return kubeletSocket;
+    return parts.kubeletSocket;
   }
 
-  /**
-   * The watched plugins registry directory, when plugin-watcher mode is on.
-   *
-   * @return the directory or empty
-   */
+  /** {@return the watched plugins registry directory when plugin-watcher mode is on, else empty} */
   public Optional<Path> registryDir() {
-    return registryDir;
+    return parts.registryDir;
   }
 
-  /**
-   * The PodResources socket, when served.
-   *
-   * @return the socket path or empty
-   */
+  /** {@return the PodResources socket path when it is served, else empty} */
   public Optional<Path> podResourcesSocket() {
-    return podResourcesSocket;
+    return parts.podResourcesSocket;
   }
 
-  /**
-   * The API versions this fake kubelet supports.
-   *
-   * @return the versions
-   */
+  /** {@return the API versions this fake kubelet supports} */
   public List<String> supportedVersions() {
-    return supportedVersions;
+    return parts.supportedVersions;
   }
 
   /**
-   * The current device list of a resource as last sent (after a disconnect: all {@code Unhealthy}).
+   * {@return the current device list of a resource as last sent (after a disconnect: all {@code
+   * Unhealthy}), empty when the resource is unknown}
    *
    * @param resource the resource name
-   * @return the devices, empty when the resource is unknown
    */
   public List<DeviceState> devices(String resource) {
-    return model.devices(resource);
+    return parts.model.devices(resource);
   }
 
   /**
-   * The resource's capacity as the kubelet reports it: devices, healthy or not. The kubelet keeps
-   * healthy and unhealthy device IDs in two sets, so a repeated ID counts once per set.
+   * {@return the resource's capacity as the kubelet reports it: its number of devices, healthy or
+   * not} The kubelet keeps healthy and unhealthy device IDs in two sets, so a repeated ID counts
+   * once per set.
    *
    * @param resource the resource name
-   * @return the number of devices
    */
   public int capacity(String resource) {
     return ResourceState.capacityOf(devices(resource));
   }
 
   /**
-   * The resource's allocatable count as the kubelet reports it: distinct healthy device IDs
-   * (allocated ones included).
+   * {@return the resource's allocatable count as the kubelet reports it: its number of distinct
+   * healthy device IDs (allocated ones included)}
    *
    * @param resource the resource name
-   * @return the number of healthy devices
    */
   public int allocatable(String resource) {
     return ResourceState.allocatableOf(devices(resource));
   }
 
   /**
-   * The known resources (connected, or disconnected within their grace period).
-   *
-   * @return resource names in order of first registration
+   * {@return the known resources (connected, or disconnected within their grace period), in order
+   * of first registration}
    */
   public List<String> resources() {
-    return model.resources();
+    return parts.model.resources();
   }
 
   /**
-   * Resources with at least one open {@code ListAndWatch} stream: from the current plugin or from a
-   * superseded one whose connection the kubelet still holds.
-   *
-   * @return resource names
+   * {@return the resources with at least one open {@code ListAndWatch} stream: from the current
+   * plugin or from a superseded one whose connection the kubelet still holds}
    */
   public List<String> connectedResources() {
-    return model.connectedResources();
+    return parts.model.connectedResources();
   }
 
-  /**
-   * Every successful registration, in order.
-   *
-   * @return the registrations
-   */
+  /** {@return every successful registration, in order} */
   public List<Registration> registrations() {
-    return model.registrations();
+    return parts.model.registrations();
   }
 
   /**
-   * The registration of the plugin currently connected for a resource.
+   * {@return the registration of the plugin currently connected for a resource, empty when none is}
    *
    * @param resource the resource name
-   * @return the registration, empty when no plugin is connected for it
    */
   public Optional<Registration> registration(String resource) {
-    return model.liveEndpoint(resource).map(ep -> ep.registration);
+    return parts.model.liveEndpoint(resource).map(ep -> ep.registration);
   }
 
   /**
@@ -669,127 +491,91 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the channel, empty when no plugin is connected for the resource
    */
   public Optional<ManagedChannel> pluginChannel(String resource) {
-    return model.liveEndpoint(resource).map(PluginConnector::channel);
+    return parts.model.liveEndpoint(resource).map(PluginConnector::channel);
   }
 
   /**
-   * Every {@code Register} call received on {@code kubelet.sock}, accepted or rejected, with the
-   * request's fields.
-   *
-   * @return the attempts in order
+   * {@return every {@code Register} call received on {@code kubelet.sock}, accepted or rejected,
+   * with the request's fields, in order}
    */
   public List<RegisterAttempt> registerAttempts() {
-    return legacyRegistration.attempts();
+    return parts.legacyRegistration.attempts();
   }
 
   /**
-   * The serialized size of the largest {@code ListAndWatch} message received for a resource.
+   * {@return the serialized size in bytes of the largest {@code ListAndWatch} message received for
+   * a resource, 0 when none was received}
    *
    * @param resource the resource name
-   * @return bytes, 0 when none was received
    */
   public long largestDeviceListBytes(String resource) {
-    return model.largestListBytes(resource);
+    return parts.model.largestListBytes(resource);
   }
 
-  /**
-   * The current allocations (one per pod, container and resource), in order.
-   *
-   * @return the allocations
-   */
+  /** {@return the current allocations (one per pod, container and resource), in order} */
   public List<Allocation> allocations() {
-    return allocationFlow.allocations();
+    return parts.allocationFlow.allocations();
   }
 
-  /**
-   * The event log so far.
-   *
-   * @return the events in order
-   */
+  /** {@return the event log so far, in order} */
   public List<KubeletEvent> events() {
-    return journal.events();
+    return parts.journal.events();
   }
 
   /**
-   * The events recorded after a mark.
+   * {@return the events recorded after a mark, in order}
    *
    * @param since a mark from {@link #mark()} or {@link #restart()}
-   * @return the events newer than the mark, in order
    */
   public List<KubeletEvent> events(Mark since) {
-    return journal.events(since);
+    return parts.journal.events(since);
   }
 
   /**
-   * The current position in the event log. Everything recorded later is "after" the mark, however
-   * soon; pass it to the {@code await...} methods that take a mark.
-   *
-   * @return the mark
+   * {@return the current position in the event log} Everything recorded later is "after" the mark,
+   * however soon; pass it to the {@code await...} methods that take a mark.
    */
   public Mark mark() {
-    return journal.mark();
+    return parts.journal.mark();
   }
 
   /**
    * The stretches after a mark in which the resource could not take new pods: allocatable 0 or its
    * current endpoint stopped (so {@code Allocate} fails), after it had been available. Only windows
    * that began after the mark are listed. A plugin that re-registers correctly while the kubelet
-   * runs shows none:
-   *
-   * <pre>{@code
-   * Mark m = kubelet.mark();
-   * Files.delete(pluginSocket);                      // the plugin serves again and re-registers
-   * kubelet.awaitRegistration(resource, m, timeout);
-   * assertThat(kubelet.unhealthyWindows(resource, m)).isEmpty();
-   * }</pre>
+   * runs shows none (the class example deletes its socket and checks).
    *
    * @param resource the resource name
    * @param since a mark from {@link #mark()} or {@link #restart()}
    * @return the windows in order; the last may still be open
    */
   public List<UnhealthyWindow> unhealthyWindows(String resource, Mark since) {
-    return journal.unhealthyWindows(resource, since);
+    return parts.journal.unhealthyWindows(resource, since);
   }
 
-  /**
-   * The event log as text, one event per line, for failure messages.
-   *
-   * @return the log
-   */
+  /** {@return the event log as text, one event per line, for failure messages} */
   public String eventLog() {
-    return journal.eventLog();
+    return parts.journal.eventLog();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Awaiting
 
   /**
-   * Waits for a registration of the resource (the first one, or any earlier one).
+   * Like {@link #awaitRegistration(String, Mark, Duration)}, but any registration of the resource
+   * counts: returns the first one, also one accepted before the call.
    *
    * @param resource the resource name
    * @param timeout how long to wait
    * @return the first registration of the resource
-   * @throws AssertionError on timeout, with the event log
    */
   public Registration awaitRegistration(String resource, Duration timeout) {
-    return await(
-        "a registration of " + resource,
-        timeout,
-        () ->
-            model.registrations().stream()
-                .filter(r -> r.resourceName().equals(resource))
-                .findFirst()
-                .orElse(null));
+    return parts.awaits.registration(resource, null, timeout);
   }
 
   /**
    * Waits for the first registration of the resource accepted after a mark: race-free, however soon
-   * after the mark the plugin registered.
-   *
-   * <pre>{@code
-   * Mark m = kubelet.restart();
-   * Registration again = kubelet.awaitRegistration(resource, m, Duration.ofSeconds(5));
-   * }</pre>
+   * after the mark the plugin registered (as after {@link #restart()} in the class example).
    *
    * @param resource the resource name
    * @param after a mark from {@link #mark()} or {@link #restart()}
@@ -798,14 +584,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AssertionError on timeout, with the event log
    */
   public Registration awaitRegistration(String resource, Mark after, Duration timeout) {
-    return await(
-        "a registration of " + resource + " after event #" + after.seq(),
-        timeout,
-        () ->
-            model.registrations().stream()
-                .filter(r -> r.resourceName().equals(resource) && r.isAfter(after))
-                .findFirst()
-                .orElse(null));
+    return parts.awaits.registration(resource, after, timeout);
   }
 
   /**
@@ -822,14 +601,7 @@ public final class FakeKubelet implements AutoCloseable {
    */
   @Deprecated(forRemoval = true)
   public Registration awaitRegistrationAfter(String resource, Instant after, Duration timeout) {
-    return await(
-        "a registration of " + resource + " at or after " + after,
-        timeout,
-        () ->
-            model.registrations().stream()
-                .filter(r -> r.resourceName().equals(resource) && !r.at().isBefore(after))
-                .findFirst()
-                .orElse(null));
+    return parts.awaits.registrationAfter(resource, after, timeout);
   }
 
   /**
@@ -843,25 +615,19 @@ public final class FakeKubelet implements AutoCloseable {
    */
   public List<DeviceState> awaitDevices(
       String resource, Predicate<List<DeviceState>> condition, Duration timeout) {
-    return await(
-        "a device list of " + resource + " matching the condition",
-        timeout,
-        () -> {
-          List<DeviceState> list = model.devices(resource);
-          return condition.test(list) ? list : null;
-        });
+    return parts.awaits.devices(resource, condition, timeout);
   }
 
   /**
-   * Waits for an event (already recorded or future) that matches.
+   * Like {@link #awaitEvent(Mark, Predicate, Duration)}, but from the start of the log: an event
+   * recorded before the call counts.
    *
    * @param condition the event to wait for
    * @param timeout how long to wait
    * @return the first matching event
-   * @throws AssertionError on timeout, with the event log
    */
   public KubeletEvent awaitEvent(Predicate<KubeletEvent> condition, Duration timeout) {
-    return journal.awaitEvent(null, condition, timeout);
+    return parts.journal.awaitEvent(null, condition, timeout);
   }
 
   /**
@@ -875,7 +641,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AssertionError on timeout, with the event log
    */
   public KubeletEvent awaitEvent(Mark after, Predicate<KubeletEvent> condition, Duration timeout) {
-    return journal.awaitEvent(after, condition, timeout);
+    return parts.journal.awaitEvent(after, condition, timeout);
   }
 
   /**
@@ -886,12 +652,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the resources still connected at the end; empty on success
    */
   public List<String> awaitAllDisconnected(Duration timeout) {
-    journal.awaitQuietly(timeout, () -> connectedResources().isEmpty());
-    return connectedResources();
-  }
-
-  private <T> T await(String what, Duration timeout, Supplier<T> probe) {
-    return journal.await(what, timeout, () -> model.locked(probe));
+    return parts.awaits.allDisconnected(timeout);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -904,7 +665,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the registrations
    */
   public List<DraRegistration> draRegistrations() {
-    return dra.registrations();
+    return parts.dra.registrations();
   }
 
   /**
@@ -915,7 +676,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return its current registration, or empty when none is registered
    */
   public Optional<DraRegistration> draRegistration(String driver) {
-    return dra.registration(driver);
+    return parts.dra.registration(driver);
   }
 
   /**
@@ -927,14 +688,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AssertionError on timeout, with the event log
    */
   public DraRegistration awaitDraRegistration(String driver, Duration timeout) {
-    return await(
-        "a DRA registration of " + driver,
-        timeout,
-        () ->
-            dra.registrations().stream()
-                .filter(r -> r.driver().equals(driver))
-                .findFirst()
-                .orElse(null));
+    return parts.awaits.draRegistration(driver, null, timeout);
   }
 
   /**
@@ -948,14 +702,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AssertionError on timeout, with the event log
    */
   public DraRegistration awaitDraRegistration(String driver, Mark after, Duration timeout) {
-    return await(
-        "a DRA registration of " + driver + " after event #" + after.seq(),
-        timeout,
-        () ->
-            dra.registrations().stream()
-                .filter(r -> r.driver().equals(driver) && r.isAfter(after))
-                .findFirst()
-                .orElse(null));
+    return parts.awaits.draRegistration(driver, after, timeout);
   }
 
   /**
@@ -972,7 +719,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the outcome; {@link DraResult#ok()} is false where the pod would not start
    */
   public DraResult prepareResources(String podUid, String driver, List<DraClaim> claims) {
-    return dra.prepare(podUid, driver, List.copyOf(claims));
+    return parts.dra.prepare(podUid, driver, List.copyOf(claims));
   }
 
   /**
@@ -986,7 +733,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the outcome (no call and no entries when nothing was left to unprepare)
    */
   public DraResult unprepareResources(String podUid, String driver) {
-    return dra.unprepare(podUid, driver);
+    return parts.dra.unprepare(podUid, driver);
   }
 
   /**
@@ -998,7 +745,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the outcome
    */
   public DraResult nodePrepareResources(String driver, List<DraClaim> claims) {
-    return dra.call(true, driver, List.copyOf(claims), "direct call: ");
+    return parts.dra.call(true, driver, List.copyOf(claims), "direct call: ");
   }
 
   /**
@@ -1011,7 +758,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the outcome
    */
   public DraResult nodeUnprepareResources(String driver, List<DraClaim> claims) {
-    return dra.call(false, driver, List.copyOf(claims), "direct call: ");
+    return parts.dra.call(false, driver, List.copyOf(claims), "direct call: ");
   }
 
   /**
@@ -1021,7 +768,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return the prepared claims
    */
   public List<DraPreparedClaim> preparedClaims() {
-    return dra.preparedClaims();
+    return parts.dra.preparedClaims();
   }
 
   /**
@@ -1032,7 +779,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @param pod the pod and its containers' claims
    */
   public void draPodStarted(DraPod pod) {
-    dra.podStarted(Objects.requireNonNull(pod, "pod"));
+    parts.dra.podStarted(Objects.requireNonNull(pod, "pod"));
   }
 
   /**
@@ -1044,7 +791,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @return one entry per device, in the order first reported
    */
   public List<DraDeviceHealth> draDeviceHealth(String driver) {
-    return dra.deviceHealth(driver);
+    return parts.dra.deviceHealth(driver);
   }
 
   /**
@@ -1059,13 +806,7 @@ public final class FakeKubelet implements AutoCloseable {
    */
   public List<DraDeviceHealth> awaitDraDeviceHealth(
       String driver, Predicate<List<DraDeviceHealth>> condition, Duration timeout) {
-    return await(
-        "DRA device health of " + driver + " matching the condition",
-        timeout,
-        () -> {
-          List<DraDeviceHealth> list = dra.deviceHealth(driver);
-          return condition.test(list) ? list : null;
-        });
+    return parts.awaits.draDeviceHealth(driver, condition, timeout);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1079,7 +820,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws IllegalStateException when no plugin is connected for it
    */
   public void cancelListAndWatch(String resource) {
-    model.cancelStream(resource);
+    parts.model.cancelStream(resource);
   }
 
   /**
@@ -1091,33 +832,32 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws IllegalStateException when no plugin is connected for it
    */
   public void dropConnection(String resource) {
-    model.dropConnection(resource);
+    parts.model.dropConnection(resource);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Allocation
 
   /**
-   * Allocates {@code count} devices chosen by the kubelet to a fresh pod's container.
+   * Allocates {@code count} devices chosen by the kubelet to a fresh pod's container, as {@link
+   * #allocate(PodRequest)} does.
    *
    * @param resource the resource name
    * @param count how many devices
    * @return the allocation
-   * @throws AllocationException when the kubelet refuses, an RPC fails or an answer is invalid
    */
   public Allocation allocate(String resource, int count) {
     return allocate(PodRequest.count(resource, count));
   }
 
   /**
-   * Allocates exactly these devices to a fresh pod's container: the IDs are sent to {@code
-   * Allocate} as given (no {@code GetPreferredAllocation}), even unknown ones, to test a plugin's
-   * validation.
+   * Allocates exactly these devices to a fresh pod's container, as {@link #allocate(PodRequest)}
+   * does but with the IDs sent to {@code Allocate} as given (no {@code GetPreferredAllocation}),
+   * even unknown ones, to test a plugin's validation.
    *
    * @param resource the resource name
    * @param deviceIds the device IDs
    * @return the allocation
-   * @throws AllocationException when the kubelet refuses, an RPC fails or an answer is invalid
    */
   public Allocation allocate(String resource, String... deviceIds) {
     return allocate(PodRequest.devices(resource, deviceIds));
@@ -1141,7 +881,7 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws AllocationException when the kubelet refuses, an RPC fails or an answer is invalid
    */
   public Allocation allocate(PodRequest request) {
-    return allocationFlow.allocate(request);
+    return parts.allocationFlow.allocate(request);
   }
 
   /**
@@ -1157,7 +897,7 @@ public final class FakeKubelet implements AutoCloseable {
    *     stopped ({@link AllocationException.Reason#ENDPOINT_STOPPED})
    */
   public void restartContainer(String podUid, String containerName) {
-    allocationFlow.restartContainer(podUid, containerName);
+    parts.allocationFlow.restartContainer(podUid, containerName);
   }
 
   /**
@@ -1167,23 +907,23 @@ public final class FakeKubelet implements AutoCloseable {
    * @throws IllegalArgumentException when the fake holds no allocation for that pod
    */
   public void release(String podUid) {
-    allocationFlow.release(podUid);
+    parts.allocationFlow.release(podUid);
   }
 
   /**
-   * Releases the devices of one container of a pod (all its resources), as when that container's
-   * allocation ends.
+   * Like {@link #release(String)}, for one container of the pod (all its resources), as when that
+   * container's allocation ends.
    *
    * @param podUid the pod's UID
    * @param containerName the container
    * @throws IllegalArgumentException when the fake holds no allocation for that container
    */
   public void release(String podUid, String containerName) {
-    allocationFlow.release(podUid, containerName);
+    parts.allocationFlow.release(podUid, containerName);
   }
 
   @Override
   public String toString() {
-    return "FakeKubelet[" + kubeletSocket + "]";
+    return "FakeKubelet[" + parts.kubeletSocket + "]";
   }
 }

@@ -56,8 +56,20 @@ final class KubeletLifecycle {
     this.draSliceWiper = draSliceWiper;
   }
 
-  /** The kubelet's start: the plugin directory cleaned, {@code kubelet.sock} served, the rest. */
+  /**
+   * The kubelet's start: the plugin directory cleaned, {@code kubelet.sock} served, the rest. When
+   * a step fails, everything started so far is closed before the exception is thrown on.
+   */
   void start() {
+    try {
+      serve();
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void serve() {
     List<Path> deleted = servers.serveKubeletSocket();
     journal.record(
         Kind.START,

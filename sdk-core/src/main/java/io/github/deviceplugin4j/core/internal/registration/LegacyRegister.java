@@ -66,10 +66,18 @@ final class LegacyRegister {
    * API version, or fails with a {@link DevicePluginException} naming what to do.
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
+    return register(
+        endpoint, requests.preStartRequired(), requests.preferredAllocationAvailable(), executor);
+  }
+
+  /** {@link #register(String, RequestHandler, Executor)} with the options the Register sends. */
+  CompletableFuture<String> register(
+      String endpoint, boolean preStartRequired, boolean preferredAvailable, Executor executor) {
     Attempt a =
         new Attempt(
             endpoint,
-            requests,
+            preStartRequired,
+            preferredAvailable,
             executor,
             SocketFiles.identity(kubeletSocket),
             new CompletableFuture<>());
@@ -80,7 +88,8 @@ final class LegacyRegister {
   /** One registration: what each version tried uses, the kubelet.sock it started with. */
   private record Attempt(
       String endpoint,
-      RequestHandler requests,
+      boolean preStartRequired,
+      boolean preferredAvailable,
       Executor executor,
       SocketFiles.Identity socketFile,
       CompletableFuture<String> result) {}
@@ -111,11 +120,7 @@ final class LegacyRegister {
     CompletableFuture<byte[]> answer =
         call(
             adapter.registerMethod(),
-            adapter.registerRequest(
-                name,
-                a.endpoint,
-                a.requests.preStartRequired(),
-                a.requests.preferredAllocationAvailable()));
+            adapter.registerRequest(name, a.endpoint, a.preStartRequired, a.preferredAvailable));
     answer.whenCompleteAsync(
         (ok, error) -> {
           if (error == null) {

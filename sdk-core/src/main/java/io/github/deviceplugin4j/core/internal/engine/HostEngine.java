@@ -432,7 +432,9 @@ public final class HostEngine implements AutoCloseable {
                   server.path(),
                   plugin.requests().preStartRequired(),
                   plugin.requests().preferredAllocationAvailable(),
-                  TimeUnit.MILLISECONDS.toNanos(REHEARSAL_BUDGET_MILLIS));
+                  // The socket warm-up's budget again: a loaded node registers at most twice
+                  // that later (on an idle one, with an AOT cache, it takes a few ms).
+                  Math.max(budgetNanos, 1));
           LOG.debug(
               "registration rehearsal {} in {} ms",
               ok ? "done" : "stopped",
@@ -454,9 +456,6 @@ public final class HostEngine implements AutoCloseable {
    * RegistrationRehearsal}); on by default, it runs with the socket warm-up.
    */
   public static final String WARM_UP_REGISTRATION_PROPERTY = "deviceplugin4j.warmUpRegistration";
-
-  /** The longest the rehearsal of a registration may take; it only ends early when it fails. */
-  static final long REHEARSAL_BUDGET_MILLIS = 2_000;
 
   /** A server that stopped answering ends the socket warm-up this long after its budget. */
   private static final long WARM_UP_SOCKET_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);

@@ -42,8 +42,6 @@ final class LegacyRegister {
   private volatile String lastOffered;
   private volatile ClientCall<byte[], byte[]> current;
   private volatile boolean cancelled;
-  // The channel to kubelet.sock, built at the first call and kept for the plugin's life (see call).
-  private ManagedChannel channel;
 
   /**
    * Delays, in ms, of the quick retries after a refused connection. The kubelet's socket file
@@ -61,9 +59,9 @@ final class LegacyRegister {
 
   /**
    * Registers an endpoint (the socket's file name in the plugin directory). Each version tried is
-   * one call on a connection of its own, on the kept gRPC channel ({@link #call}), started on the
-   * calling thread; every step and the outcome run on {@code executor}. Completes with the accepted
-   * API version, or fails with a {@link DevicePluginException} naming what to do.
+   * one call on a gRPC channel (and connection) of its own, started on the calling thread; every
+   * step and the outcome run on {@code executor}. Completes with the accepted API version, or fails
+   * with a {@link DevicePluginException} naming what to do.
    */
   CompletableFuture<String> register(String endpoint, RequestHandler requests, Executor executor) {
     return register(
@@ -94,17 +92,12 @@ final class LegacyRegister {
       SocketFiles.Identity socketFile,
       CompletableFuture<String> result) {}
 
-  /** Ends the call under way, if any, with CANCELLED, and the channel (the plugin stops). */
+  /** Ends the call under way, if any, with CANCELLED (the plugin stops). */
   void cancel() {
     cancelled = true;
     ClientCall<byte[], byte[]> c = current;
     if (c != null) {
       c.cancel("the plugin is stopping", null);
-    }
-    synchronized (this) {
-      if (channel != null) {
-        channel.shutdownNow();
-      }
     }
   }
 
@@ -160,35 +153,26 @@ final class LegacyRegister {
   }
 
   /**
-   * One unary call to the kubelet's socket. The gRPC channel is kept from one call to the next: a
-   * plugin registers once per kubelet start, rarely enough that a channel built for each call (its
-   * name resolver, load balancer and transport factory) ran cold code every time. The connection is
-   * not kept: when the call ends the channel goes idle ({@link ManagedChannel#enterIdle}), which
-   * closes it, as the channel of its own each call had before closed it, and forgets a failed
-   * connection's reconnect backoff, so the next call (a retry after a refused connection, or the
-   * next kubelet's socket, created at the same path) dials the socket file there is then, at once.
-   * A cancel ({@link #cancel()}) before the call is made takes effect as it starts.
+   * One unary call to the kubelet's socket on a channel of its own, shut down when the call ends. A
+   * cancel ({@link #cancel()}) before the call is made takes effect as it starts. (A channel kept
+   * from one call to the next and put idle after each, tried for issue 37, made the first Register
+   * with a newly started kubelet fail with "UNAVAILABLE: io exception" in 2 of about 9 training
+   * runs on a loaded machine, and 4 runs with a channel per call passed; the channel per call stays
+   * until that is understood, and the start-up rehearsal runs this code before the first
+   * registration.)
    */
   private CompletableFuture<byte[]> call(String method, byte[] request) {
-    CompletableFuture<byte[]> answer = new CompletableFuture<>();
-    ManagedChannel channel = channel();
+    CompletableFuture<byte[]> result = new CompletableFuture<>();
+    ManagedChannel channel = UdsChannels.open(kubeletSocket, shared.group());
+    result.whenComplete((answer, error) -> channel.shutdownNow());
     ClientCall<byte[], byte[]> call =
         UdsChannels.start(
-            channel, method, request, shared.config().registerDeadline().toNanos(), answer);
+            channel, method, request, shared.config().registerDeadline().toNanos(), result);
     current = call;
     if (cancelled) {
       call.cancel("the plugin is stopping", null);
     }
-    // Idle before whatever follows the answer (the next version tried, a retry) makes a call.
-    return answer.whenComplete((ok, error) -> channel.enterIdle());
-  }
-
-  /** The kept channel to kubelet.sock; a new one after {@link #cancel()} shut it down. */
-  private synchronized ManagedChannel channel() {
-    if (channel == null || channel.isShutdown()) {
-      channel = UdsChannels.open(kubeletSocket, shared.group());
-    }
-    return channel;
+    return result;
   }
 
   /** The API version the last Register call offered; the most preferred one before any call. */

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The JDK 25 image as the harness measures it: its JVM flags read from the FPGA example's
@@ -112,8 +113,24 @@ final class AotTraining {
     String out = Files.readString(log);
     Matcher m = TRAINED.matcher(out);
     if (p.exitValue() != 0 || !m.find()) {
+      // The cache's assembly prints after the training's own failure: name that first.
+      String failures =
+          out.lines()
+              .filter(l -> l.contains("failed") || l.contains("timed out"))
+              .limit(10)
+              .collect(Collectors.joining("\n"));
       throw new IllegalStateException(
-          script + " exited with " + p.exitValue() + " (flags: " + set.flags() + ")\n" + tail(log));
+          script
+              + " exited with "
+              + p.exitValue()
+              + " (flags: "
+              + set.flags()
+              + ", log: "
+              + log
+              + ")\n"
+              + failures
+              + "\n...\n"
+              + tail(log));
     }
     List<String> flags = new ArrayList<>(set.flags());
     flags.add((m.group(1).equals("aot") ? "-XX:AOTCache=" : "-XX:SharedArchiveFile=") + cache);

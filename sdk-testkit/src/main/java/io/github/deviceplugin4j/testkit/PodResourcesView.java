@@ -52,14 +52,14 @@ final class PodResourcesView implements PodResourcesService.Source {
   @Override
   public List<PodResources> list() {
     List<PodRecord> pods = allocations.pods();
-    List<DraPluginManager.PodClaims> draPods = dra.runningPods();
+    List<DraRunningPods.PodClaims> draPods = dra.runningPods();
     return model.locked(
         () -> {
           Map<String, PodResources.Builder> out = new LinkedHashMap<>();
           for (PodRecord p : pods) {
             out.put(p.namespace + "/" + p.name, podResourcesLocked(p).toBuilder());
           }
-          for (DraPluginManager.PodClaims p : draPods) {
+          for (DraRunningPods.PodClaims p : draPods) {
             PodResources.Builder b =
                 out.computeIfAbsent(
                     p.pod().namespace() + "/" + p.pod().name(),
@@ -80,7 +80,7 @@ final class PodResourcesView implements PodResourcesService.Source {
         .findFirst();
   }
 
-  private static void addDynamicResources(PodResources.Builder pod, DraPluginManager.PodClaims p) {
+  private static void addDynamicResources(PodResources.Builder pod, DraRunningPods.PodClaims p) {
     for (Map.Entry<String, List<DraPreparedClaim>> c : p.containers().entrySet()) {
       ContainerResources.Builder container = null;
       for (ContainerResources.Builder existing : pod.getContainersBuilderList()) {

@@ -202,8 +202,10 @@ final class KubeletSettings {
     Duration delay = restartReturnDelay;
     Consumer<FakeKubelet> hook = afterRestartServed;
     return k -> {
-      if (!delay.isZero()) {
-        LockSupport.parkNanos(delay.toNanos());
+      // parkNanos may return early (a permit left by an unpark, or spuriously): park the rest.
+      long end = System.nanoTime() + delay.toNanos();
+      for (long left = delay.toNanos(); left > 0; left = end - System.nanoTime()) {
+        LockSupport.parkNanos(left);
       }
       if (hook != null) {
         hook.accept(k);

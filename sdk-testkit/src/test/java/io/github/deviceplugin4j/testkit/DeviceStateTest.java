@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class DeviceStateTest {
-  static final Duration WAIT = Duration.ofSeconds(5);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  static final Duration WAIT = Duration.ofSeconds(60);
   static final String RES = "example.com/foo";
 
   @TempDir Path dir;
@@ -86,7 +89,7 @@ class DeviceStateTest {
     assertThat(kubelet.allocatable(RES)).isZero();
     assertThat(kubelet.registration(RES)).isEmpty();
     KubeletEvent removed =
-        kubelet.awaitEvent(e -> e.kind() == Kind.RESOURCE_REMOVED, Duration.ofSeconds(5));
+        kubelet.awaitEvent(e -> e.kind() == Kind.RESOURCE_REMOVED, Duration.ofSeconds(60));
     KubeletEvent disconnected =
         kubelet.events().stream()
             .filter(e -> e.kind() == Kind.DISCONNECT)

@@ -73,7 +73,7 @@ class EventJournalTest {
     recorder.start();
     waiting.countDown();
 
-    KubeletEvent e = j.awaitEvent(m, ev -> ev.kind() == Kind.REGISTER, Duration.ofSeconds(5));
+    KubeletEvent e = j.awaitEvent(m, ev -> ev.kind() == Kind.REGISTER, Duration.ofSeconds(60));
     recorder.join();
 
     assertThat(e.detail()).isEqualTo("new");

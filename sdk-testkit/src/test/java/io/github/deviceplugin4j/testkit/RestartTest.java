@@ -17,7 +17,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 class RestartTest {
-  static final Duration WAIT = Duration.ofSeconds(5);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  static final Duration WAIT = Duration.ofSeconds(60);
   static final String RES = "example.com/foo";
 
   @TempDir Path dir;

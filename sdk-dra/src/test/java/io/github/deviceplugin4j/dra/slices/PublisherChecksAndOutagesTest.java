@@ -29,7 +29,10 @@ import org.junit.jupiter.api.Test;
 class PublisherChecksAndOutagesTest {
   private static final String DRIVER = "fpga.example.com";
   private static final String NODE = "node-1";
-  private static final Duration WAIT = Duration.ofSeconds(30);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
 
   private MockApiServer api;
   private ResourceSlicePublisher publisher;

@@ -26,7 +26,7 @@ class KubeletAssertionsTest {
                 .devices(TestPlugin.healthyDevices(2))
                 .start()) {
       plugin.register(kubelet.kubeletSocket());
-      kubelet.awaitDevices("example.com/a", l -> l.size() == 2, Duration.ofSeconds(5));
+      kubelet.awaitDevices("example.com/a", l -> l.size() == 2, Duration.ofSeconds(60));
       assertThat(kubelet)
           .hasRegistered("example.com/a")
           .hasCapacity("example.com/a", 2)

@@ -48,7 +48,7 @@ class ServeCommandTest {
                     out,
                     out));
     Awaitility.await()
-        .atMost(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(60))
         .until(() -> stdout.toString(StandardCharsets.UTF_8).contains("\"type\":\"ready\""));
     try (TestPlugin plugin =
             new TestPlugin("example.com/s", dir.resolve("dp/s.sock"))

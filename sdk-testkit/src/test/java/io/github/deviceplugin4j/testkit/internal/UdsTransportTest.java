@@ -15,7 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The transport's close order, with a dial held where it used to race the executor's shutdown. */
 class UdsTransportTest {
-  private static final Duration WAIT = Duration.ofSeconds(30);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
 
   @TempDir Path dir;
 

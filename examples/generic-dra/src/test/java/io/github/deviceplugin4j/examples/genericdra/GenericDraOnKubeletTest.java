@@ -36,7 +36,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @DraTest
 class GenericDraOnKubeletTest {
-  private static final Duration WAIT = Duration.ofSeconds(20);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
   private static final String KEY = BackendDevices.deviceName("yubikey-usb-1-2");
   private static final String NIC = BackendDevices.deviceName("nic-0000:17:00.0");
   private static final String PORT0 = BackendDevices.deviceName("serial-ttyUSB0");

@@ -35,7 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
 @DraTest
 class NicDraOnKubeletTest {
   private static final String DRIVER = NicDraDriver.DEFAULT_DRIVER_NAME;
-  private static final Duration WAIT = Duration.ofSeconds(20);
+  // Generous on purpose: only a failing test waits this long, and the plugin's own waits on
+  // these paths (registration backoff capped at 10 s, the kubelet's 10 s dial-back) must fit with
+  // room to spare on a machine whose cores are busy with other work.
+  private static final Duration WAIT = Duration.ofSeconds(60);
 
   @TempDir Path root;
   DraCluster cluster;

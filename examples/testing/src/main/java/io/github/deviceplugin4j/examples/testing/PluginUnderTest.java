@@ -26,8 +26,12 @@ import java.util.function.Consumer;
  * }</pre>
  */
 public final class PluginUnderTest implements AutoCloseable {
-  /** How long a test waits for the fake kubelet to see something. */
-  public static final Duration WAIT = Duration.ofSeconds(10);
+  /**
+   * How long a test waits for the fake kubelet to see something: generous, since only a failing
+   * test waits this long and the plugin's own waits (a registration backoff capped at 10 s, the
+   * kubelet's 10 s dial-back) must fit on a busy machine.
+   */
+  public static final Duration WAIT = Duration.ofSeconds(60);
 
   private final FakeKubelet kubelet;
   private final DevicePluginHost host;

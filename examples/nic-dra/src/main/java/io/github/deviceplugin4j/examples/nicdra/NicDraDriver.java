@@ -2,7 +2,7 @@ package io.github.deviceplugin4j.examples.nicdra;
 
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
-import io.github.deviceplugin4j.dra.DraPluginHost;
+import io.github.deviceplugin4j.examples.common.PluginCli;
 import io.github.deviceplugin4j.examples.nic.NicConfig;
 import java.nio.file.Path;
 import java.util.Map;
@@ -37,22 +37,16 @@ public final class NicDraDriver {
   private NicDraDriver() {}
 
   /**
-   * Runs the driver until SIGTERM.
+   * Runs the driver until SIGTERM ({@link NicDraCommand}: {@code --help} lists the settings).
    *
-   * @param args the NIC example's settings as {@code --key=value}
+   * @param args the NIC example's options
    */
   public static void main(String[] args) {
-    Map<String, String> env = System.getenv();
-    NicConfig config = NicConfig.parse(args, env);
-    String driver = env.getOrDefault("NIC_DRA_DRIVER_NAME", DEFAULT_DRIVER_NAME);
-    String node = env.getOrDefault(BackendDriver.NODE_NAME_ENV, "");
-    DraPluginHost.Builder host =
-        builder(config, driver, node, Path.of(env.getOrDefault("NIC_DRA_CDI_DIR", "/var/run/cdi")))
-            .host()
-            .pluginDir(
-                Path.of(
-                    env.getOrDefault("NIC_DRA_PLUGIN_DIR", "/var/lib/kubelet/plugins/" + driver)));
-    host.run();
+    System.exit(
+        PluginCli.execute(
+            new NicDraCommand(System.getenv()),
+            io.github.deviceplugin4j.examples.common.EnvironmentDefaults.none(),
+            args));
   }
 
   /**

@@ -80,7 +80,7 @@ class BackendDriverOnFakeKubeletTest {
             .sliceOptions(s -> s.coalesceDelay(Duration.ZERO));
     try (DraPluginHost host =
         builder.host().pluginDir(tmp.resolve("p")).registryDir(tmp.resolve("r")).start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       await().atMost(WAIT).until(() -> publishedDevices().equals(List.of("port0", "port1")));
 
       ResourceClaim claim =
@@ -88,8 +88,9 @@ class BackendDriverOnFakeKubeletTest {
               "team-a", "one-port", DraScheduler.device("fpga", DRIVER, NODE, "port1"));
       String uid = claim.getMetadata().getUid();
       DraResult prepared =
-          kubelet.prepareResources(
-              "pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "one-port")));
+          kubelet
+              .dra()
+              .prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "one-port")));
 
       assertThat(prepared.ok()).as("%s", prepared).isTrue();
       assertThat(prepared.claim(uid).devices())
@@ -106,12 +107,12 @@ class BackendDriverOnFakeKubeletTest {
       Path spec = tmp.resolve("cdi").resolve(DRIVER + "-device_claim-" + uid + ".json");
       assertThat(Files.readString(spec)).contains("/dev/dfl-port.1").contains("FPGA_PORT_1=1");
 
-      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
 
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
       assertThat(unprepared.claims()).containsOnlyKeys(uid);
       assertThat(spec).doesNotExist();
-      assertThat(kubelet.preparedClaims()).isEmpty();
+      assertThat(kubelet.dra().preparedClaims()).isEmpty();
     }
   }
 
@@ -127,15 +128,16 @@ class BackendDriverOnFakeKubeletTest {
     api.createNode("node-2");
     try (DraPluginHost host =
         builder.host().pluginDir(tmp.resolve("p")).registryDir(tmp.resolve("r")).start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       ResourceClaim claim =
           scheduler.assign(
               "team-a", "elsewhere", DraScheduler.device("fpga", DRIVER, NODE, "port0"));
       String uid = claim.getMetadata().getUid();
 
       DraResult result =
-          kubelet.prepareResources(
-              "pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "elsewhere")));
+          kubelet
+              .dra()
+              .prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "elsewhere")));
 
       assertThat(result.ok()).isFalse();
       assertThat(result.claim(uid).error())

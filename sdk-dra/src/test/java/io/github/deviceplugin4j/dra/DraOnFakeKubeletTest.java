@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.deviceplugin4j.testkit.DraClaim;
 import io.github.deviceplugin4j.testkit.DraDevice;
+import io.github.deviceplugin4j.testkit.DraKubelet;
 import io.github.deviceplugin4j.testkit.DraRegistration;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -48,9 +49,9 @@ class DraOnFakeKubeletTest {
 
   @Test
   void theKubeletRegistersTheDriverOnTheNewestDraService() {
-    try (FakeKubelet kubelet = kubelet(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    try (FakeKubelet kubelet = kubelet(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
         DraPluginHost host = host(new RecordingDriver())) {
-      DraRegistration registration = kubelet.awaitDraRegistration(DRIVER, WAIT);
+      DraRegistration registration = kubelet.dra().awaitRegistration(DRIVER, WAIT);
 
       assertThat(registration.service()).isEqualTo("v1.DRAPlugin");
       assertThat(registration.endpoint()).isEqualTo(host.draSocket().toString());
@@ -61,13 +62,13 @@ class DraOnFakeKubeletTest {
   @Test
   void thePodsClaimsArePreparedThenUnpreparedThroughTheDriver() {
     RecordingDriver driver = new RecordingDriver();
-    try (FakeKubelet kubelet = kubelet(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    try (FakeKubelet kubelet = kubelet(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
         DraPluginHost host = host(driver)) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       List<DraClaim> claims =
           List.of(new DraClaim("team-a", "uid-1", "small"), new DraClaim("team-a", "uid-2", "big"));
 
-      DraResult prepared = kubelet.prepareResources("pod-1", DRIVER, claims);
+      DraResult prepared = kubelet.dra().prepareResources("pod-1", DRIVER, claims);
 
       assertThat(prepared.ok()).as("%s", prepared).isTrue();
       // The driver names the subrequest "gpu/small"; the kubelet is told the request, "gpu".
@@ -81,28 +82,31 @@ class DraOnFakeKubeletTest {
       assertThat(driver.prepared).containsExactlyInAnyOrder("uid-1", "uid-2");
       assertThat(host.preparedClaims()).containsOnlyKeys("uid-1", "uid-2");
 
-      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
 
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
       assertThat(unprepared.claims()).containsOnlyKeys("uid-1", "uid-2");
       assertThat(driver.unprepared).containsExactlyInAnyOrder("uid-1", "uid-2");
       assertThat(host.preparedClaims()).isEmpty();
-      assertThat(kubelet.preparedClaims()).isEmpty();
+      assertThat(kubelet.dra().preparedClaims()).isEmpty();
     }
   }
 
   @Test
   void aClaimTheDriverCannotPrepareIsAPerClaimErrorTheKubeletReports() {
-    try (FakeKubelet kubelet = kubelet(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    try (FakeKubelet kubelet = kubelet(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
         DraPluginHost host = host(new RecordingDriver())) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
 
       DraResult result =
-          kubelet.prepareResources(
-              "pod-1",
-              DRIVER,
-              List.of(
-                  new DraClaim("team-a", "ok-1", "fine"), new DraClaim("team-a", "fail-1", "x")));
+          kubelet
+              .dra()
+              .prepareResources(
+                  "pod-1",
+                  DRIVER,
+                  List.of(
+                      new DraClaim("team-a", "ok-1", "fine"),
+                      new DraClaim("team-a", "fail-1", "x")));
 
       assertThat(result.callError()).isEmpty();
       assertThat(result.claim("ok-1").ok()).isTrue();
@@ -113,12 +117,14 @@ class DraOnFakeKubeletTest {
 
   @Test
   void unprepareOfAClaimTheDriverNeverPreparedSucceeds() {
-    try (FakeKubelet kubelet = kubelet(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    try (FakeKubelet kubelet = kubelet(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
         DraPluginHost host = host(new RecordingDriver())) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
 
       DraResult result =
-          kubelet.nodeUnprepareResources(DRIVER, List.of(new DraClaim("ns", "never", "ghost")));
+          kubelet
+              .dra()
+              .nodeUnprepareResources(DRIVER, List.of(new DraClaim("ns", "never", "ghost")));
 
       assertThat(result.ok()).as("%s", result).isTrue();
       assertThat(result.claim("never").ok()).isTrue();
@@ -127,20 +133,20 @@ class DraOnFakeKubeletTest {
 
   @Test
   void healthArrivesOnTheV1alpha1ServiceTheKubeletWatchesByDefault() {
-    healthArrivesOn(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    healthArrivesOn(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
   }
 
   @Test
   void healthArrivesOnTheV1ServiceWhenTheKubeletWatchesThat() {
-    healthArrivesOn(FakeKubelet.DRA_HEALTH_V1_SERVICE);
+    healthArrivesOn(DraKubelet.HEALTH_V1_SERVICE);
   }
 
   private void healthArrivesOn(String service) {
     DraHealthTest.HealthyDriver driver = new DraHealthTest.HealthyDriver();
     try (FakeKubelet kubelet = kubelet(service);
         DraPluginHost host = host(driver)) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
-      var healthy = kubelet.awaitDraDeviceHealth(DRIVER, list -> !list.isEmpty(), WAIT).get(0);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      var healthy = kubelet.dra().awaitDeviceHealth(DRIVER, list -> !list.isEmpty(), WAIT).get(0);
       assertThat(healthy.poolName()).isEqualTo("node-1");
       assertThat(healthy.deviceName()).isEqualTo("gpu-0");
       assertThat(healthy.status())
@@ -153,7 +159,8 @@ class DraOnFakeKubeletTest {
 
       var sick =
           kubelet
-              .awaitDraDeviceHealth(
+              .dra()
+              .awaitDeviceHealth(
                   DRIVER,
                   list ->
                       list.stream()
@@ -171,21 +178,22 @@ class DraOnFakeKubeletTest {
   @Test
   void theDriverIsRegisteredAgainAfterAKubeletRestartAndCanUnprepareWhatItPrepared() {
     RecordingDriver driver = new RecordingDriver();
-    try (FakeKubelet kubelet = kubelet(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE);
+    try (FakeKubelet kubelet = kubelet(DraKubelet.HEALTH_V1ALPHA1_SERVICE);
         DraPluginHost host = host(driver)) {
-      DraRegistration first = kubelet.awaitDraRegistration(DRIVER, WAIT);
+      DraRegistration first = kubelet.dra().awaitRegistration(DRIVER, WAIT);
       assertThat(
               kubelet
+                  .dra()
                   .prepareResources("pod-1", DRIVER, List.of(new DraClaim("ns", "uid-r", "kept")))
                   .ok())
           .isTrue();
 
       Mark restarted = kubelet.restart();
-      DraRegistration again = kubelet.awaitDraRegistration(DRIVER, restarted, WAIT);
+      DraRegistration again = kubelet.dra().awaitRegistration(DRIVER, restarted, WAIT);
 
       assertThat(again.seq()).isGreaterThan(first.seq());
       assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
-      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
       assertThat(driver.unprepared).containsExactly("uid-r");
       assertThat(host.preparedClaims()).isEmpty();
@@ -203,18 +211,18 @@ class DraOnFakeKubeletTest {
                   .profile(profile)
                   .start();
           DraPluginHost host = host(driver)) {
-        DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
+        DraRegistration r = kubelet.dra().awaitRegistration(DRIVER, WAIT);
         // 1.34+ take the driver's first known entry (v1); 1.32/1.33 know only v1beta1 of the two.
         assertThat(r.service())
             .as("%s", profile)
             .isEqualTo(profile.refusesUnknownDraServices() ? "v1.DRAPlugin" : "v1beta1.DRAPlugin");
         List<DraClaim> claims = List.of(new DraClaim("ns", "uid-" + profile, "c"));
-        assertThat(kubelet.prepareResources("pod-1", DRIVER, claims).ok()).isTrue();
+        assertThat(kubelet.dra().prepareResources("pod-1", DRIVER, claims).ok()).isTrue();
 
         Mark restarted = kubelet.restart();
-        kubelet.awaitDraRegistration(DRIVER, restarted, WAIT);
+        kubelet.dra().awaitRegistration(DRIVER, restarted, WAIT);
         Mark before = kubelet.mark();
-        DraResult again = kubelet.prepareResources("pod-1", DRIVER, claims);
+        DraResult again = kubelet.dra().prepareResources("pod-1", DRIVER, claims);
 
         assertThat(again.ok()).as("%s: %s", profile, again).isTrue();
         // 1.32/1.33 send claims restored from the checkpoint to the driver again.
@@ -226,7 +234,7 @@ class DraOnFakeKubeletTest {
                     assertThat(e.detail().contains("1 claims sent"))
                         .as("%s: %s", profile, e.detail())
                         .isEqualTo(profile.preparesRestoredDraClaimsAgain()));
-        DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+        DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
         assertThat(unprepared.ok()).as("%s: %s", profile, unprepared).isTrue();
         assertThat(driver.unprepared).containsExactly("uid-" + profile);
       }

@@ -104,7 +104,7 @@ class ExtendedResourcePodOnKubeletTest {
                 .start();
         PodResourcesClient podResources =
             PodResourcesClient.connect(cluster.podResourcesSocket())) {
-      cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
+      cluster.kubelet().dra().awaitRegistration(DRIVER, WAIT);
       cluster.awaitDevices(DRIVER, devices -> devices.size() == 3, WAIT);
       serveExtendedResourceThroughAClass();
       createPod("trainer", "main", 2);

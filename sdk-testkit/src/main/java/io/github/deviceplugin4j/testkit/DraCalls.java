@@ -25,7 +25,7 @@ final class DraCalls {
       Duration timeout) {
     long ms = timeout.toMillis();
     Map<String, DraClaimResult> out = new LinkedHashMap<>();
-    if (service.equals(FakeKubelet.DRA_V1_SERVICE)) {
+    if (service.equals(DraKubelet.V1_SERVICE)) {
       var stub =
           DRAPluginGrpc.newBlockingStub(channel).withDeadlineAfter(ms, TimeUnit.MILLISECONDS);
       List<io.github.deviceplugin4j.api.dra.v1.Claim> wire =
@@ -68,8 +68,8 @@ final class DraCalls {
     // v1beta1, or the alpha fallback of kubelets 1.32/1.33 (v1alpha3.Node: the same messages under
     // another service name, which a driver serving only v1/v1beta1 answers Unimplemented).
     String grpcService =
-        service.equals(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE)
-            ? FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE
+        service.equals(DraKubelet.V1ALPHA3_FALLBACK_SERVICE)
+            ? DraKubelet.V1ALPHA3_FALLBACK_SERVICE
             : io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.SERVICE_NAME;
     var prepareMethod =
         io.github.deviceplugin4j.api.dra.v1beta1.DRAPluginGrpc.getNodePrepareResourcesMethod()

@@ -15,7 +15,7 @@ import java.util.function.BooleanSupplier;
  * (health streams and device health), the {@link DraClaimPreparer} (prepare/unprepare and the
  * claim-info cache) and the {@link DraRunningPods} (the pods for PodResources). It holds no state
  * of its own: it builds the parts, orders a kubelet restart and a close across them, and delegates
- * the rest.
+ * the rest. Tests reach it through its public facade, {@link DraKubelet}.
  */
 final class DraPluginManager {
   private final ReentrantLock lock;

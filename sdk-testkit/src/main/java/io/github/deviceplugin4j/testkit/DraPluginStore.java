@@ -30,14 +30,14 @@ final class DraPluginStore {
    * in {@code pkg/kubelet/cm/dra/plugin/dra_plugin.go}).
    */
   static final List<String> KNOWN_SERVICES =
-      List.of(FakeKubelet.DRA_V1_SERVICE, FakeKubelet.DRA_V1BETA1_SERVICE);
+      List.of(DraKubelet.V1_SERVICE, DraKubelet.V1BETA1_SERVICE);
 
   /**
    * The DRA services kubelets 1.32 and 1.33 know, newest first ({@code validateSupportedServices}
    * in {@code pkg/kubelet/cm/dra/plugin/registration.go}): the last one is also their fallback.
    */
   static final List<String> KNOWN_SERVICES_V1_32 =
-      List.of(FakeKubelet.DRA_V1BETA1_SERVICE, FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
+      List.of(DraKubelet.V1BETA1_SERVICE, DraKubelet.V1ALPHA3_FALLBACK_SERVICE);
 
   private final UdsTransport transport;
   private final EventJournal journal;
@@ -145,7 +145,7 @@ final class DraPluginStore {
     return KNOWN_SERVICES_V1_32.stream()
         .filter(offered::contains)
         .findFirst()
-        .orElse(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
+        .orElse(DraKubelet.V1ALPHA3_FALLBACK_SERVICE);
   }
 
   /**

@@ -11,9 +11,9 @@ import java.util.Objects;
  * for the claim the scheduler made for extended resources, {@code
  * status.extendedResourceClaimStatus.requestMappings}; {@code GetContainerClaimInfos} in {@code
  * pkg/kubelet/cm/dra/manager.go}). The PodResources API lists the claims' devices per container
- * from it ({@link FakeKubelet#draPodStarted}).
+ * from it ({@link DraKubelet#podStarted}).
  *
- * @param uid the pod's UID, as given to {@link FakeKubelet#prepareResources}
+ * @param uid the pod's UID, as given to {@link DraKubelet#prepareResources}
  * @param namespace the pod's namespace
  * @param name the pod's name
  * @param containers per container name, the UIDs of the claims it uses (in the pod's order)

@@ -10,7 +10,7 @@ import java.util.Optional;
  * DRA driver, checked like the kubelet checks it.
  *
  * <p>{@link #claims()} holds what the driver answered, keyed by claim UID (and, for {@link
- * FakeKubelet#prepareResources}, the claims the kubelet found already prepared and did not send
+ * DraKubelet#prepareResources}, the claims the kubelet found already prepared and did not send
  * again). {@link #callError()} is set when the call failed as a whole (a gRPC error status); {@link
  * #kubeletError()} is what the kubelet makes of the exchange: the call error, an answer for a claim
  * it did not ask about, the first per-claim error, or claims missing from the answer

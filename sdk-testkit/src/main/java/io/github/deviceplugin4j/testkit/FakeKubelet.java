@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -32,26 +31,23 @@ import java.util.function.Predicate;
  * }
  * }</pre>
  *
- * <p>What it does like the kubelet: on start it creates the plugin directory, cleans it up like the
- * {@link KubeletProfile} it models (up to v1.33 every entry but directories and the checkpoint, in
- * the newest code only sockets), writes no {@code DEPRECATION} file (no kubelet from v1.26 on
- * does), and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register} is
- * checked for a supported version and an extended resource name and rejected with the kubelet's
- * texts (gRPC status {@code UNKNOWN}); then, before answering, the fake dials the endpoint (joined
- * to the plugin directory, 10 s, retrying like a blocking dial), calls {@code
- * GetDevicePluginOptions} and opens {@code ListAndWatch}, received with the kubelet's 4 MiB message
- * limit. A second registration of a resource adds a new client and makes its endpoint the current
- * one; like the kubelet, the fake does not close the old connection, and every client's lists (also
- * a superseded one's) replace the resource's device list. When any client's stream ends, the
- * kubelet disconnects a client (which one depends on the {@link KubeletProfile}) and calls {@code
- * PluginDisconnected}: every device of the resource turns unhealthy at once, the current endpoint
- * is stopped ({@code Allocate} fails with "endpoint ... has been stopped") until the next
- * registration, and the resource is removed after the grace period. The fake keeps a journal of the
- * resource's availability for {@link #unhealthyWindows(String, Mark)}.
+ * <p>Like the kubelet, on start it creates the plugin directory, cleans it up as the {@link
+ * KubeletProfile} it models does (up to v1.33 every entry but directories and the checkpoint, in
+ * the newest code only sockets), writes no {@code DEPRECATION} file (no kubelet from v1.26 on does)
+ * and serves {@code v1beta1.Registration} on {@code kubelet.sock}. {@code Register} is checked for
+ * a supported version and an extended resource name, rejected with the kubelet's texts (gRPC {@code
+ * UNKNOWN}); before answering, the fake dials the endpoint (joined to the plugin directory, {@link
+ * #DIAL_TIMEOUT}, retrying like a blocking dial), calls {@code GetDevicePluginOptions} and opens
+ * {@code ListAndWatch} (4 MiB message limit). A second registration of a resource adds a client and
+ * makes its endpoint current without closing the old connection; every client's lists (a superseded
+ * one's too) replace the resource's device list. When any client's stream ends, the kubelet
+ * disconnects a client (which one depends on the profile) and calls {@code PluginDisconnected}, as
+ * {@link #dropConnection(String)} describes; {@link #unhealthyWindows(String, Mark)} lists outages.
  *
  * <p>Every event is numbered; {@link #mark()} and the {@code await...(..., Mark, ...)} methods see
  * exactly what happened after a point, however fast. Blocking methods ({@code await...}) throw
  * {@link AssertionError} on timeout with the event log in the message. All methods are thread-safe.
+ * For DRA drivers (found in the {@link Builder#registryDir(Path)}), use {@link #dra()}.
  */
 public final class FakeKubelet implements AutoCloseable {
   /** The kubelet's socket name in the plugin directory. */
@@ -78,66 +74,27 @@ public final class FakeKubelet implements AutoCloseable {
   /** The device manager's checkpoint file in the plugin directory, kept by every cleanup. */
   public static final String CHECKPOINT_FILE = "kubelet_internal_checkpoint";
 
-  /**
-   * The DRA kubelet plugin service v1 as a driver lists it in {@code supported_versions}:
-   * upstream's {@code DRAPluginService} constant of {@code k8s.io/kubelet/pkg/apis/dra/v1}
-   * (kubelets 1.34 and newer), not the full gRPC name {@code
-   * k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin}, which no kubelet knows.
-   */
-  public static final String DRA_V1_SERVICE = "v1.DRAPlugin";
-
-  /**
-   * The DRA kubelet plugin service v1beta1 as listed in {@code supported_versions} (upstream's
-   * {@code DRAPluginService} of {@code k8s.io/kubelet/pkg/apis/dra/v1beta1}; kubelets 1.32 and
-   * newer).
-   */
-  public static final String DRA_V1BETA1_SERVICE = "v1beta1.DRAPlugin";
-
-  /**
-   * The alpha DRA service kubelets 1.32 and 1.33 fall back to when a registration lists none they
-   * know (upstream's {@code NodeService} of {@code k8s.io/kubelet/pkg/apis/dra/v1alpha4}); the fake
-   * calls it as {@code v1alpha3.Node/NodePrepareResources}, which an SDK driver answers {@code
-   * Unimplemented}.
-   */
-  public static final String DRA_V1ALPHA3_FALLBACK_SERVICE = "v1alpha3.Node";
-
-  /** The DRA health service kubelets 1.34 to 1.36 call, and the fake's default. */
-  public static final String DRA_HEALTH_V1ALPHA1_SERVICE = "v1alpha1.DRAResourceHealth";
-
-  /** The DRA health service v1 (not called by kubelets up to 1.36). */
-  public static final String DRA_HEALTH_V1_SERVICE = "v1.DRAResourceHealth";
-
-  /**
-   * The kubelet's deadline for each call to a DRA driver (its {@code defaultClientCallTimeout}).
-   */
-  public static final Duration DRA_CALL_TIMEOUT = Duration.ofSeconds(45);
-
-  // The parts, each owning one kind of state, built and wired by KubeletParts: this class
-  // delegates.
+  // The parts, each owning one kind of state, wired by KubeletParts; this class delegates.
   private final KubeletParts parts;
   // The transport of the fake's connections and timers (RestartTest looks into it).
   final UdsTransport transport;
+  private final DraKubelet dra;
 
   private FakeKubelet(KubeletParts parts) {
     this.parts = parts;
     this.transport = parts.transport;
+    this.dra = new DraKubelet(parts.dra, parts.awaits);
   }
 
-  /**
-   * A builder; {@link Builder#pluginDir(Path)} is required.
-   *
-   * @return a new builder
-   */
+  /** {@return a new builder; {@link Builder#pluginDir(Path)} is required} */
   public static Builder builder() {
     return new Builder();
   }
 
   /**
-   * Starts a fake kubelet with defaults on a plugin directory: legacy registration only, {@code
-   * v1beta1}, the kubelet's 5-minute grace period.
+   * {@return a fake kubelet with defaults: legacy registration only, {@code v1beta1}, 5-min grace}
    *
    * @param pluginDir the device plugin directory (created if missing)
-   * @return the running fake kubelet
    */
   public static FakeKubelet start(Path pluginDir) {
     return builder().pluginDir(pluginDir).start();
@@ -156,17 +113,8 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * What deletes this node's ResourceSlices in the API server, called like the kubelet's DRA
-     * registration handler does when it starts: at every kubelet start from v1.32 ({@code
-     * wipeResourceSlices} with no driver in {@code pkg/kubelet/cm/dra/plugin/registration.go},
-     * {@code dra_plugin_manager.go} from v1.34), so here at {@link #start()} and at each {@link
-     * FakeKubelet#restart()}, before the plugins registry is watched again. The kubelet runs it in
-     * the background, racing with the drivers' registrations; the fake runs it first, so a test
-     * sees the slices gone before any driver is back. Each call is recorded as a {@link
-     * KubeletEvent.Kind#DRA_SLICES_WIPED} event ({@link KubeletEvent.Outcome#FAILED} with the
-     * exception's text when it throws). The DRA test kit ({@code @DraTest}) sets one that deletes
-     * the node's slices through its mock API server. Not modelled: the wipe of a driver's slices
-     * after its last plugin deregistered (upstream waits {@code wipingDelay}, 30 s by default).
+     * What deletes this node's ResourceSlices in the API server ({@code @DraTest} sets one), run at
+     * {@link #start()} and each {@link FakeKubelet#restart()} as {@link DraKubelet} describes.
      *
      * @param wiper deletes the node's ResourceSlices; null for none (the default)
      * @return this builder
@@ -177,7 +125,7 @@ public final class FakeKubelet implements AutoCloseable {
 
     /**
      * The deadline of each {@code NodePrepareResources} / {@code NodeUnprepareResources} call
-     * (default {@link #DRA_CALL_TIMEOUT}, the kubelet's 45 s).
+     * (default {@link DraKubelet#CALL_TIMEOUT}, the kubelet's 45 s).
      *
      * @param timeout a positive duration
      * @return this builder
@@ -187,10 +135,9 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * Which DRA health service the fake watches on each registered DRA plugin: {@link
-     * #DRA_HEALTH_V1ALPHA1_SERVICE} (default, what kubelets 1.34 to 1.36 call with the {@code
-     * ResourceHealthStatus} feature gate on), {@link #DRA_HEALTH_V1_SERVICE}, or null to watch none
-     * (the feature gate off).
+     * The DRA health service the fake watches on each DRA plugin: {@link
+     * DraKubelet#HEALTH_V1ALPHA1_SERVICE} (default; kubelets 1.34 to 1.36 with the {@code
+     * ResourceHealthStatus} feature gate on), {@link DraKubelet#HEALTH_V1_SERVICE}, or null (off).
      *
      * @param service the service name, or null
      * @return this builder
@@ -200,9 +147,7 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * Which kubelet's behaviour to model where versions differ (default {@link
-     * KubeletProfile#LATEST}): what is deleted from the plugin directory on start, and which
-     * connection a stream end closes.
+     * The kubelet version to model where versions differ (default {@link KubeletProfile#LATEST}).
      *
      * @param profile the profile
      * @return this builder
@@ -212,9 +157,8 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * Seeds the randomness the fake uses where the kubelet's order is undefined (the order of
-     * {@code available_deviceIDs} in {@code GetPreferredAllocation}, which the kubelet takes from a
-     * Go map), to replay a failure. Unseeded by default.
+     * Seeds the randomness where the kubelet's order is undefined ({@code available_deviceIDs} in
+     * {@code GetPreferredAllocation}, from a Go map), to replay a failure. Unseeded by default.
      *
      * @param seed the seed
      * @return this builder
@@ -225,10 +169,9 @@ public final class FakeKubelet implements AutoCloseable {
 
     /**
      * For testing waits: {@link FakeKubelet#restart()} pauses this long (default zero) after {@code
-     * kubelet.sock} is served again, before it returns, as a loaded machine may. A test that waits
-     * from the {@link Mark} {@code restart()} returns passes with any pause; one that waits for
-     * something "after the instant restart() returned" misses a plugin that re-registered
-     * meanwhile.
+     * kubelet.sock} is served again, before it returns, as a loaded machine may. A wait from the
+     * {@link Mark} it returns passes with any pause; one from the instant it returned misses a
+     * plugin that re-registered meanwhile.
      *
      * @param delay the pause, zero or more
      * @return this builder
@@ -276,8 +219,7 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * The API versions the fake kubelet supports (default {@code v1beta1}); the first is the one it
-     * names in errors.
+     * The API versions the fake supports (default {@code v1beta1}), the first named in errors.
      *
      * @param versions one or more versions
      * @return this builder
@@ -287,8 +229,8 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * How long a disconnected resource stays (with unhealthy devices) before it is removed; the
-     * kubelet's is 5 minutes.
+     * How long a disconnected resource stays, its devices unhealthy, before it is removed (default
+     * {@link #DEFAULT_GRACE_PERIOD}).
      *
      * @param gracePeriod the grace period, zero or more
      * @return this builder
@@ -311,10 +253,9 @@ public final class FakeKubelet implements AutoCloseable {
 
     /**
      * Whether a {@code GetPreferredAllocation} answer that breaks the contract (wrong size, IDs
-     * outside {@code available_deviceIDs}, a must-include ID missing, not exactly one container
-     * response) fails the allocation (default). With {@code false} the fake does what the kubelet
-     * does: it keeps the usable part of the answer, fills up from the available devices and only
-     * records the problem in the event log.
+     * outside {@code available_deviceIDs}, a must-include ID missing, not one container response)
+     * fails the allocation (default). With {@code false} the fake does as the kubelet: keeps the
+     * usable part, fills up from the available devices and only logs the problem as an event.
      *
      * @param strict true to fail such allocations
      * @return this builder
@@ -324,8 +265,8 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * Adds a listener called for every event, in order, on the thread that caused it. It must be
-     * quick and must not wait for the fake kubelet.
+     * Adds a listener called for every event, in order, on the thread that caused it: it must be
+     * quick and not wait for the fake.
      *
      * @param listener the listener
      * @return this builder
@@ -335,9 +276,8 @@ public final class FakeKubelet implements AutoCloseable {
     }
 
     /**
-     * Starts the fake kubelet.
+     * {@return the started fake kubelet}
      *
-     * @return the running fake kubelet
      * @throws IllegalStateException when no plugin directory was given
      * @throws IllegalArgumentException when a socket path is too long
      * @throws UncheckedIOException when a directory cannot be created or a socket not served
@@ -350,8 +290,7 @@ public final class FakeKubelet implements AutoCloseable {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Lifecycle
+  // ---- Lifecycle
 
   /**
    * Does what a kubelet restart does to plugins: stops serving, drops every plugin connection,
@@ -359,8 +298,7 @@ public final class FakeKubelet implements AutoCloseable {
    * again (and the registry watcher and PodResources, when enabled). As with the kubelet's
    * checkpoint, the resources stay known, with no devices (capacity 0) and a stopped endpoint until
    * their plugins register again, and are removed after the grace period otherwise; allocations
-   * survive. In plugin-watcher mode the plugin's sockets in the registry directory are not deleted:
-   * the fake rediscovers them.
+   * survive. Plugin sockets in the registry directory are kept, and rediscovered.
    *
    * @return the position in the event log before the restart began: a wait for what comes after it
    *     (as in the class example) never misses a plugin that re-registers at once
@@ -372,8 +310,8 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Stops everything: the servers, the watcher, every plugin connection and all threads; deletes
-   * {@code kubelet.sock} (and the PodResources socket). Safe to call more than once.
+   * Stops the servers, the watcher, every plugin connection and all threads; deletes {@code
+   * kubelet.sock} (and the PodResources socket). Safe to call more than once.
    */
   @Override
   public void close() {
@@ -381,17 +319,23 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * What the fake failed to release after {@link #close()}: threads still alive, channels not
-   * terminated, its own socket files still present. Used by the JUnit extension's leak check.
-   *
-   * @return one line per leftover; empty when everything was released (or not closed yet)
+   * {@return what the fake failed to release after {@link #close()}, one line per leftover (threads
+   * alive, channels not terminated, its own socket files present), empty when all was released or
+   * it is not closed yet} Used by the JUnit extension's leak check.
    */
   public List<String> verifyClosed() {
     return parts.lifecycle.leftovers();
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Accessors
+  // ---- Accessors
+
+  /**
+   * {@return the DRA side of this fake kubelet: DRA driver registrations, prepare and unprepare,
+   * device health and DRA pods} One instance per fake kubelet, sharing its event log and marks.
+   */
+  public DraKubelet dra() {
+    return dra;
+  }
 
   /** {@return the device plugin directory, as an absolute path} */
   public Path pluginDir() {
@@ -430,8 +374,7 @@ public final class FakeKubelet implements AutoCloseable {
 
   /**
    * {@return the resource's capacity as the kubelet reports it: its number of devices, healthy or
-   * not} The kubelet keeps healthy and unhealthy device IDs in two sets, so a repeated ID counts
-   * once per set.
+   * not} Healthy and unhealthy IDs are two sets in the kubelet: a repeated ID counts once per set.
    *
    * @param resource the resource name
    */
@@ -440,8 +383,7 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * {@return the resource's allocatable count as the kubelet reports it: its number of distinct
-   * healthy device IDs (allocated ones included)}
+   * {@return the kubelet's allocatable count of the resource: distinct healthy IDs, allocated too}
    *
    * @param resource the resource name
    */
@@ -449,10 +391,7 @@ public final class FakeKubelet implements AutoCloseable {
     return ResourceState.allocatableOf(devices(resource));
   }
 
-  /**
-   * {@return the known resources (connected, or disconnected within their grace period), in order
-   * of first registration}
-   */
+  /** {@return the known resources (also those in their grace period), by first registration} */
   public List<String> resources() {
     return parts.model.resources();
   }
@@ -480,15 +419,12 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The connection this kubelet holds to the plugin currently registered for a resource: the
-   * channel its own ListAndWatch, GetPreferredAllocation, Allocate and PreStartContainer calls use.
-   * For load generators and benchmarks that call the plugin directly, concurrently, without the
-   * bookkeeping of {@link #allocate(PodRequest)}. The channel belongs to this kubelet: do not shut
-   * it down; it closes when the plugin's connection ends, at {@link #restart()} and at {@link
-   * #close()}.
+   * {@return the channel this kubelet's own calls to the resource's current plugin use, empty when
+   * none is connected} For load generators and benchmarks that call the plugin directly, without
+   * {@link #allocate(PodRequest)}'s bookkeeping. Do not shut it down: it closes with the plugin's
+   * connection, at {@link #restart()} and {@link #close()}.
    *
    * @param resource the resource name
-   * @return the channel, empty when no plugin is connected for the resource
    */
   public Optional<ManagedChannel> pluginChannel(String resource) {
     return parts.model.liveEndpoint(resource).map(PluginConnector::channel);
@@ -540,14 +476,13 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * The stretches after a mark in which the resource could not take new pods: allocatable 0 or its
-   * current endpoint stopped (so {@code Allocate} fails), after it had been available. Only windows
-   * that began after the mark are listed. A plugin that re-registers correctly while the kubelet
-   * runs shows none (the class example deletes its socket and checks).
+   * {@return the stretches that began after a mark in which the resource could not take new pods,
+   * in order (the last may still be open)} Such a stretch has allocatable 0 or the current endpoint
+   * stopped (so {@code Allocate} fails), after the resource had been available. A plugin that
+   * re-registers correctly while the kubelet runs shows none (as the class example checks).
    *
    * @param resource the resource name
    * @param since a mark from {@link #mark()} or {@link #restart()}
-   * @return the windows in order; the last may still be open
    */
   public List<UnhealthyWindow> unhealthyWindows(String resource, Mark since) {
     return parts.journal.unhealthyWindows(resource, since);
@@ -558,43 +493,37 @@ public final class FakeKubelet implements AutoCloseable {
     return parts.journal.eventLog();
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Awaiting
+  // ---- Awaiting
 
   /**
-   * Like {@link #awaitRegistration(String, Mark, Duration)}, but any registration of the resource
-   * counts: returns the first one, also one accepted before the call.
+   * {@return the first registration of the resource, also one accepted before the call} Like {@link
+   * #awaitRegistration(String, Mark, Duration)}, but from the start of the log.
    *
    * @param resource the resource name
    * @param timeout how long to wait
-   * @return the first registration of the resource
    */
   public Registration awaitRegistration(String resource, Duration timeout) {
     return parts.awaits.registration(resource, null, timeout);
   }
 
   /**
-   * Waits for the first registration of the resource accepted after a mark: race-free, however soon
+   * {@return the first registration of the resource accepted after a mark} Race-free, however soon
    * after the mark the plugin registered (as after {@link #restart()} in the class example).
    *
    * @param resource the resource name
    * @param after a mark from {@link #mark()} or {@link #restart()}
    * @param timeout how long to wait
-   * @return the first registration of the resource newer than the mark
-   * @throws AssertionError on timeout, with the event log
    */
   public Registration awaitRegistration(String resource, Mark after, Duration timeout) {
     return parts.awaits.registration(resource, after, timeout);
   }
 
   /**
-   * Waits for a registration of the resource at or after an instant.
+   * {@return the first registration of the resource at or after an instant}
    *
    * @param resource the resource name
    * @param after the earliest acceptable registration time
    * @param timeout how long to wait
-   * @return the first such registration
-   * @throws AssertionError on timeout, with the event log
    * @deprecated races with a plugin that registers before the caller took the instant (as after
    *     {@link #restart()}); use {@link #awaitRegistration(String, Mark, Duration)} with a {@link
    *     #mark()} taken before the action
@@ -605,13 +534,12 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Waits until the resource's device list satisfies a condition.
+   * {@return the resource's first list, current or future, that satisfies a condition} On timeout
+   * the error shows the last list.
    *
    * @param resource the resource name
    * @param condition tested on each new list (called under the fake's lock: keep it quick)
    * @param timeout how long to wait
-   * @return the list that satisfied the condition
-   * @throws AssertionError on timeout, with the last list and the event log
    */
   public List<DeviceState> awaitDevices(
       String resource, Predicate<List<DeviceState>> condition, Duration timeout) {
@@ -619,202 +547,43 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Like {@link #awaitEvent(Mark, Predicate, Duration)}, but from the start of the log: an event
-   * recorded before the call counts.
+   * {@return the first matching event, also one recorded before the call} Like {@link
+   * #awaitEvent(Mark, Predicate, Duration)}, but from the start of the log.
    *
    * @param condition the event to wait for
    * @param timeout how long to wait
-   * @return the first matching event
    */
   public KubeletEvent awaitEvent(Predicate<KubeletEvent> condition, Duration timeout) {
     return parts.journal.awaitEvent(null, condition, timeout);
   }
 
   /**
-   * Waits for the first event after a mark that matches: race-free, however soon after the mark it
+   * {@return the first matching event newer than a mark} Race-free, however soon after the mark it
    * was recorded.
    *
    * @param after a mark from {@link #mark()} or {@link #restart()}
    * @param condition the event to wait for
    * @param timeout how long to wait
-   * @return the first matching event newer than the mark
-   * @throws AssertionError on timeout, with the event log
    */
   public KubeletEvent awaitEvent(Mark after, Predicate<KubeletEvent> condition, Duration timeout) {
     return parts.journal.awaitEvent(after, condition, timeout);
   }
 
   /**
-   * Waits until no plugin is connected (every {@code ListAndWatch} stream has ended), e.g. after a
-   * test closed its plugins. Does not throw on timeout.
+   * {@return the resources still connected at the end, empty on success} Waits until every {@code
+   * ListAndWatch} stream has ended (e.g. after a test closed its plugins); does not throw.
    *
    * @param timeout how long to wait
-   * @return the resources still connected at the end; empty on success
    */
   public List<String> awaitAllDisconnected(Duration timeout) {
     return parts.awaits.allDisconnected(timeout);
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // DRA
+  // ---- Driving the connection
 
   /**
-   * Every DRA driver registration accepted so far, oldest first (also those a restart or a removed
-   * registry socket ended).
-   *
-   * @return the registrations
-   */
-  public List<DraRegistration> draRegistrations() {
-    return parts.dra.registrations();
-  }
-
-  /**
-   * The registration of the driver's plugin the kubelet would call now: the newest one whose
-   * connection is up, else the newest one (like the kubelet's plugin store).
-   *
-   * @param driver the DRA driver name
-   * @return its current registration, or empty when none is registered
-   */
-  public Optional<DraRegistration> draRegistration(String driver) {
-    return parts.dra.registration(driver);
-  }
-
-  /**
-   * Waits for a registration of the DRA driver (the first one, or any earlier one).
-   *
-   * @param driver the DRA driver name
-   * @param timeout how long to wait
-   * @return the first registration of the driver
-   * @throws AssertionError on timeout, with the event log
-   */
-  public DraRegistration awaitDraRegistration(String driver, Duration timeout) {
-    return parts.awaits.draRegistration(driver, null, timeout);
-  }
-
-  /**
-   * Waits for the first registration of the DRA driver accepted after a mark: race-free, however
-   * soon after the mark the driver registered.
-   *
-   * @param driver the DRA driver name
-   * @param after a mark from {@link #mark()} or {@link #restart()}
-   * @param timeout how long to wait
-   * @return the first registration of the driver newer than the mark
-   * @throws AssertionError on timeout, with the event log
-   */
-  public DraRegistration awaitDraRegistration(String driver, Mark after, Duration timeout) {
-    return parts.awaits.draRegistration(driver, after, timeout);
-  }
-
-  /**
-   * Prepares a pod's claims of one driver like the kubelet before the pod starts: claims the fake
-   * already holds as prepared (for another pod, or before a restart) only get the pod's reference
-   * and are not sent again; the others go to the driver in one {@code NodePrepareResources} call
-   * (with the kubelet's 45 s deadline), checked like the kubelet checks it (see {@link DraResult}).
-   * On success the claims and their devices are remembered, across {@link #restart()} too, for
-   * {@link #unprepareResources}.
-   *
-   * @param podUid the pod's UID
-   * @param driver the DRA driver name
-   * @param claims the pod's claims allocated by that driver
-   * @return the outcome; {@link DraResult#ok()} is false where the pod would not start
-   */
-  public DraResult prepareResources(String podUid, String driver, List<DraClaim> claims) {
-    return parts.dra.prepare(podUid, driver, List.copyOf(claims));
-  }
-
-  /**
-   * Unprepares a pod's claims of one driver like the kubelet after the pod stopped: a claim other
-   * pods still use only loses this pod's reference; the others go to the driver in one {@code
-   * NodeUnprepareResources} call and are forgotten when it succeeds (they stay, for a retry, when
-   * it fails).
-   *
-   * @param podUid the pod's UID
-   * @param driver the DRA driver name
-   * @return the outcome (no call and no entries when nothing was left to unprepare)
-   */
-  public DraResult unprepareResources(String podUid, String driver) {
-    return parts.dra.unprepare(podUid, driver);
-  }
-
-  /**
-   * Sends one {@code NodePrepareResources} call with exactly these claims, bypassing the fake's
-   * claim cache (to test idempotence or odd requests), and checks the answer like the kubelet.
-   *
-   * @param driver the DRA driver name
-   * @param claims the claims to send
-   * @return the outcome
-   */
-  public DraResult nodePrepareResources(String driver, List<DraClaim> claims) {
-    return parts.dra.call(true, driver, List.copyOf(claims), "direct call: ");
-  }
-
-  /**
-   * Sends one {@code NodeUnprepareResources} call with exactly these claims, bypassing the fake's
-   * claim cache (e.g. for a claim the driver never prepared), and checks the answer like the
-   * kubelet.
-   *
-   * @param driver the DRA driver name
-   * @param claims the claims to send
-   * @return the outcome
-   */
-  public DraResult nodeUnprepareResources(String driver, List<DraClaim> claims) {
-    return parts.dra.call(false, driver, List.copyOf(claims), "direct call: ");
-  }
-
-  /**
-   * The claims the fake holds as prepared (its claim-info cache, which survives restarts like the
-   * kubelet's checkpoint).
-   *
-   * @return the prepared claims
-   */
-  public List<DraPreparedClaim> preparedClaims() {
-    return parts.dra.preparedClaims();
-  }
-
-  /**
-   * Starts a pod whose claims are prepared: from now on the PodResources API lists, for each of its
-   * containers, the devices of the prepared claims it uses (as dynamic resources), until the claims
-   * are unprepared for the pod.
-   *
-   * @param pod the pod and its containers' claims
-   */
-  public void draPodStarted(DraPod pod) {
-    parts.dra.podStarted(Objects.requireNonNull(pod, "pod"));
-  }
-
-  /**
-   * The last health the driver reported for each of its devices on {@code NodeWatchResources}
-   * (empty before the first message, after a restart until it reports again, and for a driver that
-   * does not serve health).
-   *
-   * @param driver the DRA driver name
-   * @return one entry per device, in the order first reported
-   */
-  public List<DraDeviceHealth> draDeviceHealth(String driver) {
-    return parts.dra.deviceHealth(driver);
-  }
-
-  /**
-   * Waits until the driver's device health satisfies a condition.
-   *
-   * @param driver the DRA driver name
-   * @param condition tested on the health list after each change (under the fake's lock: keep it
-   *     quick)
-   * @param timeout how long to wait
-   * @return the list that satisfied the condition
-   * @throws AssertionError on timeout, with the event log
-   */
-  public List<DraDeviceHealth> awaitDraDeviceHealth(
-      String driver, Predicate<List<DraDeviceHealth>> condition, Duration timeout) {
-    return parts.awaits.draDeviceHealth(driver, condition, timeout);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Driving the connection
-
-  /**
-   * Cancels the resource's current {@code ListAndWatch} stream and opens a new one on the same
-   * connection, as a kubelet may; a plugin must keep serving.
+   * Cancels the resource's {@code ListAndWatch} stream and opens one on the same connection, as a
+   * kubelet may; a plugin must keep serving.
    *
    * @param resource the resource name
    * @throws IllegalStateException when no plugin is connected for it
@@ -826,7 +595,9 @@ public final class FakeKubelet implements AutoCloseable {
   /**
    * Drops the connection to the resource's current plugin abruptly, as when it breaks on a node:
    * the kubelet sees the stream end, disconnects the client and calls {@code PluginDisconnected}:
-   * the devices turn unhealthy at once, the endpoint is stopped and the grace period starts.
+   * every device of the resource turns unhealthy at once, the current endpoint is stopped ({@code
+   * Allocate} fails: "endpoint ... has been stopped") until the next registration; the resource is
+   * removed after the grace period.
    *
    * @param resource the resource name
    * @throws IllegalStateException when no plugin is connected for it
@@ -835,29 +606,26 @@ public final class FakeKubelet implements AutoCloseable {
     parts.model.dropConnection(resource);
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Allocation
+  // ---- Allocation
 
   /**
-   * Allocates {@code count} devices chosen by the kubelet to a fresh pod's container, as {@link
-   * #allocate(PodRequest)} does.
+   * {@return the allocation of {@code count} devices to a fresh pod's container, as by {@link
+   * #allocate(PodRequest)}}
    *
    * @param resource the resource name
-   * @param count how many devices
-   * @return the allocation
+   * @param count how many devices (the kubelet chooses them)
    */
   public Allocation allocate(String resource, int count) {
     return allocate(PodRequest.count(resource, count));
   }
 
   /**
-   * Allocates exactly these devices to a fresh pod's container, as {@link #allocate(PodRequest)}
-   * does but with the IDs sent to {@code Allocate} as given (no {@code GetPreferredAllocation}),
-   * even unknown ones, to test a plugin's validation.
+   * {@return the allocation of exactly these devices to a fresh pod's container, as by {@link
+   * #allocate(PodRequest)}} The IDs go to {@code Allocate} as given (no {@code
+   * GetPreferredAllocation}), even unknown ones, to test a plugin's validation.
    *
    * @param resource the resource name
    * @param deviceIds the device IDs
-   * @return the allocation
    */
   public Allocation allocate(String resource, String... deviceIds) {
     return allocate(PodRequest.devices(resource, deviceIds));
@@ -911,8 +679,8 @@ public final class FakeKubelet implements AutoCloseable {
   }
 
   /**
-   * Like {@link #release(String)}, for one container of the pod (all its resources), as when that
-   * container's allocation ends.
+   * Like {@link #release(String)}, for one container of the pod (all its resources), as when its
+   * allocation ends.
    *
    * @param podUid the pod's UID
    * @param containerName the container

@@ -11,8 +11,8 @@ import java.util.function.Consumer;
 
 /**
  * One fake kubelet's parts, built from its {@link KubeletSettings} and wired to each other in one
- * place, so that {@link FakeKubelet} only delegates. Each part owns one kind of state (the
- * testkit's README, "How it is built", lists them); the settings are read here once.
+ * place, so that {@link FakeKubelet} and {@link DraKubelet} only delegate. Each part owns one kind
+ * of state (the testkit's README, "How it is built", lists them); the settings are read here once.
  */
 final class KubeletParts {
   final Path pluginDir;

@@ -28,8 +28,8 @@ final class KubeletSettings {
   private KubeletProfile profile = KubeletProfile.LATEST;
   private Long randomSeed;
   private Duration restartReturnDelay = Duration.ZERO;
-  private Duration draCallTimeout = FakeKubelet.DRA_CALL_TIMEOUT;
-  private String draHealthService = FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE;
+  private Duration draCallTimeout = DraKubelet.CALL_TIMEOUT;
+  private String draHealthService = DraKubelet.HEALTH_V1ALPHA1_SERVICE;
   private Consumer<FakeKubelet> afterRestartServed;
   private Runnable draSliceWiper;
   private final List<Consumer<KubeletEvent>> listeners = new ArrayList<>();
@@ -50,12 +50,12 @@ final class KubeletSettings {
 
   void draHealthService(String service) {
     if (service != null
-        && !service.equals(FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE)
-        && !service.equals(FakeKubelet.DRA_HEALTH_V1_SERVICE)) {
+        && !service.equals(DraKubelet.HEALTH_V1ALPHA1_SERVICE)
+        && !service.equals(DraKubelet.HEALTH_V1_SERVICE)) {
       throw new IllegalArgumentException(
           "unknown DRA health service \""
               + service
-              + "\": use FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE, DRA_HEALTH_V1_SERVICE or null");
+              + "\": use DraKubelet.HEALTH_V1ALPHA1_SERVICE, HEALTH_V1_SERVICE or null");
     }
     this.draHealthService = service;
   }

@@ -17,6 +17,10 @@
  * }
  * }</pre>
  *
+ * <p>A DRA driver is driven through the fake kubelet's DRA side, {@link
+ * io.github.deviceplugin4j.testkit.FakeKubelet#dra()} (a {@link
+ * io.github.deviceplugin4j.testkit.DraKubelet}).
+ *
  * <p>The JUnit 5 glue is in {@link io.github.deviceplugin4j.testkit.junit5}; a command with a
  * conformance suite for plugins written in any language is in {@link
  * io.github.deviceplugin4j.testkit.cli}.

@@ -52,13 +52,13 @@ class DraKubeletTest {
       throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
-      assertThat(r.service()).isEqualTo(FakeKubelet.DRA_V1_SERVICE);
+      DraRegistration r = kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      assertThat(r.service()).isEqualTo(DraKubelet.V1_SERVICE);
       assertThat(r.endpoint()).isEqualTo(dir.resolve("p/dra.sock").toString());
       RegistrationStatus status = driver.statuses.poll(5, TimeUnit.SECONDS);
       assertThat(status).isNotNull();
       assertThat(status.getPluginRegistered()).isTrue();
-      assertThat(kubelet.draRegistration(DRIVER)).contains(r);
+      assertThat(kubelet.dra().registration(DRIVER)).contains(r);
     }
     // Like validateSupportedServices: the plugin's order decides, not the kubelet's.
     try (FakeKubelet kubelet = kubelet();
@@ -66,12 +66,12 @@ class DraKubeletTest {
             driver()
                 .pluginInfo(
                     info()
-                        .addSupportedVersions(FakeKubelet.DRA_V1BETA1_SERVICE)
-                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
+                        .addSupportedVersions(DraKubelet.V1BETA1_SERVICE)
+                        .addSupportedVersions(DraKubelet.V1_SERVICE)
                         .build())
                 .start()) {
-      assertThat(kubelet.awaitDraRegistration(DRIVER, WAIT).service())
-          .isEqualTo(FakeKubelet.DRA_V1BETA1_SERVICE);
+      assertThat(kubelet.dra().awaitRegistration(DRIVER, WAIT).service())
+          .isEqualTo(DraKubelet.V1BETA1_SERVICE);
     }
   }
 
@@ -89,7 +89,7 @@ class DraKubeletTest {
           .contains(
               "none of services supported by the plugin ([\"v1alpha4.Node\"]) are supported by"
                   + " the kubelet");
-      assertThat(kubelet.draRegistrations()).isEmpty();
+      assertThat(kubelet.dra().registrations()).isEmpty();
       assertThat(kubelet.events())
           .anyMatch(e -> e.kind() == Kind.DRA_REGISTER && e.outcome() == Outcome.FAILED);
     }
@@ -130,7 +130,7 @@ class DraKubeletTest {
                     + ".DRAPlugin\" \"k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin\""
                     + " \"v1.DRAResourceHealth\" \"v1alpha1.DRAResourceHealth\"]) are supported"
                     + " by the kubelet ([\"v1.DRAPlugin\" \"v1beta1.DRAPlugin\"])");
-        assertThat(kubelet.draRegistrations()).isEmpty();
+        assertThat(kubelet.dra().registrations()).isEmpty();
       }
     }
   }
@@ -142,17 +142,17 @@ class DraKubeletTest {
     try (FakeKubelet kubelet = kubelet(KubeletProfile.V1_32);
         TestDraDriver driver =
             driver().pluginInfo(info().addAllSupportedVersions(FULL_GRPC_NAMES).build()).start()) {
-      DraRegistration r = kubelet.awaitDraRegistration(DRIVER, WAIT);
-      assertThat(r.service()).isEqualTo(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE);
+      DraRegistration r = kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      assertThat(r.service()).isEqualTo(DraKubelet.V1ALPHA3_FALLBACK_SERVICE);
       assertThat(driver.statuses.poll(5, TimeUnit.SECONDS).getPluginRegistered()).isTrue();
 
-      DraResult prepare = kubelet.prepareResources("pod-1", DRIVER, List.of(claim("a")));
+      DraResult prepare = kubelet.dra().prepareResources("pod-1", DRIVER, List.of(claim("a")));
       assertThat(prepare.ok()).isFalse();
       assertThat(prepare.callError().orElseThrow())
           .startsWith("rpc error: code = Unimplemented desc = ")
           .contains("v1alpha3.Node/NodePrepareResources");
       assertThat(driver.prepareCalls).hasValue(0);
-      DraResult unprepare = kubelet.nodeUnprepareResources(DRIVER, List.of(claim("a")));
+      DraResult unprepare = kubelet.dra().nodeUnprepareResources(DRIVER, List.of(claim("a")));
       assertThat(unprepare.callError().orElseThrow())
           .startsWith("rpc error: code = Unimplemented desc = ")
           .contains("v1alpha3.Node/NodeUnprepareResources");
@@ -164,8 +164,8 @@ class DraKubeletTest {
     // registration.go (1.32/1.33) walks its own list, newest first: v1 is unknown there.
     try (FakeKubelet kubelet = kubelet(KubeletProfile.V1_32);
         TestDraDriver driver = driver().start()) {
-      assertThat(kubelet.awaitDraRegistration(DRIVER, WAIT).service())
-          .isEqualTo(FakeKubelet.DRA_V1BETA1_SERVICE);
+      assertThat(kubelet.dra().awaitRegistration(DRIVER, WAIT).service())
+          .isEqualTo(DraKubelet.V1BETA1_SERVICE);
     }
   }
 
@@ -175,10 +175,7 @@ class DraKubeletTest {
         TestDraDriver bad =
             driver()
                 .pluginInfo(
-                    info()
-                        .setName("Bad_Name")
-                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
-                        .build())
+                    info().setName("Bad_Name").addSupportedVersions(DraKubelet.V1_SERVICE).build())
                 .start()) {
       RegistrationStatus status = bad.statuses.poll(5, TimeUnit.SECONDS);
       assertThat(status.getPluginRegistered()).isFalse();
@@ -190,13 +187,13 @@ class DraKubeletTest {
                 .pluginInfo(
                     info()
                         .setEndpoint("dra.sock")
-                        .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
+                        .addSupportedVersions(DraKubelet.V1_SERVICE)
                         .build())
                 .start()) {
       RegistrationStatus status = bad.statuses.poll(5, TimeUnit.SECONDS);
       assertThat(status.getPluginRegistered()).isFalse();
       assertThat(status.getError()).contains("\"dra.sock\" is not an absolute path");
-      assertThat(kubelet.draRegistrations()).isEmpty();
+      assertThat(kubelet.dra().registrations()).isEmpty();
     }
   }
 
@@ -204,8 +201,9 @@ class DraKubeletTest {
   void preparesClaimsOnceAndSharesThemBetweenPodsUntilTheLastUnprepares() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
-      DraResult first = kubelet.prepareResources("pod-1", DRIVER, List.of(claim("a"), claim("b")));
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      DraResult first =
+          kubelet.dra().prepareResources("pod-1", DRIVER, List.of(claim("a"), claim("b")));
       assertThat(first.ok()).as(first.toString()).isTrue();
       assertThat(first.claim("uid-a").devices())
           .containsExactly(
@@ -213,18 +211,18 @@ class DraKubeletTest {
       assertThat(driver.prepareCalls).hasValue(1);
 
       // A second pod sharing claim a: the kubelet does not call the driver again.
-      DraResult second = kubelet.prepareResources("pod-2", DRIVER, List.of(claim("a")));
+      DraResult second = kubelet.dra().prepareResources("pod-2", DRIVER, List.of(claim("a")));
       assertThat(second.ok()).isTrue();
       assertThat(second.claim("uid-a").devices()).hasSize(1);
       assertThat(driver.prepareCalls).hasValue(1);
 
-      DraResult gone1 = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult gone1 = kubelet.dra().unprepareResources("pod-1", DRIVER);
       assertThat(gone1.claims()).containsOnlyKeys("uid-b");
       assertThat(driver.prepared).containsExactly("uid-a");
-      DraResult gone2 = kubelet.unprepareResources("pod-2", DRIVER);
+      DraResult gone2 = kubelet.dra().unprepareResources("pod-2", DRIVER);
       assertThat(gone2.claims()).containsOnlyKeys("uid-a");
       assertThat(driver.prepared).isEmpty();
-      assertThat(kubelet.preparedClaims()).isEmpty();
+      assertThat(kubelet.dra().preparedClaims()).isEmpty();
     }
   }
 
@@ -232,8 +230,8 @@ class DraKubeletTest {
   void aPerClaimErrorOrAMissingClaimFailsThePrepareLikeOnANode() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
-      DraResult failed = kubelet.prepareResources("pod", DRIVER, List.of(claim("fail-x")));
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      DraResult failed = kubelet.dra().prepareResources("pod", DRIVER, List.of(claim("fail-x")));
       assertThat(failed.ok()).isFalse();
       assertThat(failed.callError()).isEmpty();
       assertThat(failed.kubeletError())
@@ -241,11 +239,12 @@ class DraKubeletTest {
               "NodePrepareResources failed for ResourceClaim fail-x: claim fail-x cannot be"
                   + " prepared");
       DraResult skipped =
-          kubelet.prepareResources("pod", DRIVER, List.of(claim("ok"), claim("skip-y")));
+          kubelet.dra().prepareResources("pod", DRIVER, List.of(claim("ok"), claim("skip-y")));
       assertThat(skipped.kubeletError()).contains("NodePrepareResources skipped 1 ResourceClaims");
       // Not prepared as far as the kubelet is concerned: nothing is remembered.
-      assertThat(kubelet.preparedClaims()).isEmpty();
-      DraResult unknown = kubelet.prepareResources("pod", "other.example.com", List.of(claim("a")));
+      assertThat(kubelet.dra().preparedClaims()).isEmpty();
+      DraResult unknown =
+          kubelet.dra().prepareResources("pod", "other.example.com", List.of(claim("a")));
       assertThat(unknown.kubeletError()).contains("DRA driver other.example.com is not registered");
     }
   }
@@ -254,19 +253,21 @@ class DraKubeletTest {
   void watchesDeviceHealthOnTheServiceTheKubeletCalls() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       Mark m = kubelet.mark();
       driver.setHealth("dev-0", HealthStatus.UNHEALTHY, "fell off the bus");
       List<DraDeviceHealth> health =
-          kubelet.awaitDraDeviceHealth(
-              DRIVER,
-              l ->
-                  l.stream()
-                      .anyMatch(
-                          h ->
-                              h.deviceName().equals("dev-0")
-                                  && h.status() == DraDeviceHealth.Status.UNHEALTHY),
-              WAIT);
+          kubelet
+              .dra()
+              .awaitDeviceHealth(
+                  DRIVER,
+                  l ->
+                      l.stream()
+                          .anyMatch(
+                              h ->
+                                  h.deviceName().equals("dev-0")
+                                      && h.status() == DraDeviceHealth.Status.UNHEALTHY),
+                  WAIT);
       assertThat(health.get(0).poolName()).isEqualTo("node-a");
       assertThat(health.get(0).message()).isEqualTo("fell off the bus");
       kubelet.awaitEvent(m, e -> e.kind() == Kind.DRA_HEALTH && e.outcome() == Outcome.OK, WAIT);
@@ -277,12 +278,12 @@ class DraKubeletTest {
   void acceptsADriverWithoutHealthSilently() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().health(false).start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       KubeletEvent e = kubelet.awaitEvent(e2 -> e2.kind() == Kind.DRA_HEALTH, WAIT);
       assertThat(e.outcome()).isEqualTo(Outcome.INFO);
       assertThat(e.detail()).contains("UNIMPLEMENTED");
-      assertThat(kubelet.draDeviceHealth(DRIVER)).isEmpty();
-      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
+      assertThat(kubelet.dra().deviceHealth(DRIVER)).isEmpty();
+      assertThat(kubelet.dra().prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
     }
   }
 
@@ -290,15 +291,15 @@ class DraKubeletTest {
   void rediscoversTheDriverAfterARestartAndUnpreparesWhatWasPreparedBefore() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
-      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      assertThat(kubelet.dra().prepareResources("pod", DRIVER, List.of(claim("a"))).ok()).isTrue();
       Mark restarted = kubelet.restart();
-      DraRegistration again = kubelet.awaitDraRegistration(DRIVER, restarted, WAIT);
+      DraRegistration again = kubelet.dra().awaitRegistration(DRIVER, restarted, WAIT);
       assertThat(again.isAfter(restarted)).isTrue();
-      assertThat(kubelet.preparedClaims())
+      assertThat(kubelet.dra().preparedClaims())
           .extracting(c -> c.claim().uid())
           .containsExactly("uid-a");
-      DraResult r = kubelet.unprepareResources("pod", DRIVER);
+      DraResult r = kubelet.dra().unprepareResources("pod", DRIVER);
       assertThat(r.ok()).isTrue();
       assertThat(r.claims()).containsOnlyKeys("uid-a");
       assertThat(driver.prepared).isEmpty();
@@ -309,12 +310,12 @@ class DraKubeletTest {
   void aRemovedRegistrySocketDeregistersTheDriver() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       Mark m = kubelet.mark();
       Files.delete(driver.registrySocket());
       kubelet.awaitEvent(m, e -> e.kind() == Kind.DRA_DEREGISTER, WAIT);
-      assertThat(kubelet.draRegistration(DRIVER)).isEmpty();
-      assertThat(kubelet.prepareResources("pod", DRIVER, List.of(claim("a"))).kubeletError())
+      assertThat(kubelet.dra().registration(DRIVER)).isEmpty();
+      assertThat(kubelet.dra().prepareResources("pod", DRIVER, List.of(claim("a"))).kubeletError())
           .contains("DRA driver " + DRIVER + " is not registered");
     }
   }
@@ -323,8 +324,8 @@ class DraKubeletTest {
   void unprepareOfAClaimTheDriverNeverSawIsSentAsGiven() throws Exception {
     try (FakeKubelet kubelet = kubelet();
         TestDraDriver driver = driver().start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
-      DraResult r = kubelet.nodeUnprepareResources(DRIVER, List.of(claim("never")));
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
+      DraResult r = kubelet.dra().nodeUnprepareResources(DRIVER, List.of(claim("never")));
       assertThat(r.ok()).isTrue();
       assertThat(r.claim("uid-never").ok()).isTrue();
     }

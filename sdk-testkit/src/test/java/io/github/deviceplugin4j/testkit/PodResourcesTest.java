@@ -150,18 +150,20 @@ class PodResourcesTest {
         TestDraDriver driver =
             new TestDraDriver(driverName, dir.resolve("p/dra.sock"), dir.resolve("reg/d.sock"))
                 .start()) {
-      kubelet.awaitDraRegistration(driverName, WAIT);
+      kubelet.dra().awaitRegistration(driverName, WAIT);
       DraClaim shared = new DraClaim("ml", "uid-a", "shared");
       DraClaim own = new DraClaim("ml", "uid-b", "own");
-      assertThat(kubelet.prepareResources("pod-uid", driverName, List.of(shared, own)).ok())
+      assertThat(kubelet.dra().prepareResources("pod-uid", driverName, List.of(shared, own)).ok())
           .isTrue();
       // Like GetContainerClaimInfos: a container lists the claims its resources.claims name.
-      kubelet.draPodStarted(
-          new DraPod(
-              "pod-uid",
-              "ml",
-              "trainer",
-              Map.of("main", List.of("uid-a"), "side", List.of("uid-a", "uid-b"))));
+      kubelet
+          .dra()
+          .podStarted(
+              new DraPod(
+                  "pod-uid",
+                  "ml",
+                  "trainer",
+                  Map.of("main", List.of("uid-a"), "side", List.of("uid-a", "uid-b"))));
 
       ManagedChannel ch =
           NettyChannelBuilder.forAddress(UnixDomainSocketAddress.of(socket))
@@ -215,7 +217,7 @@ class PodResourcesTest {
                     "ml/shared fpga.example.com node-a/dev-shared [example.com/dev=shared]",
                     "ml/own fpga.example.com node-a/dev-own [example.com/dev=own]"));
 
-        assertThat(kubelet.unprepareResources("pod-uid", driverName).ok()).isTrue();
+        assertThat(kubelet.dra().unprepareResources("pod-uid", driverName).ok()).isTrue();
         assertThat(stub.list(ListPodResourcesRequest.getDefaultInstance()).getPodResourcesCount())
             .isZero();
       } finally {

@@ -78,7 +78,7 @@ class AccelDraDriverTest {
                 .pluginDir(cluster.pluginDir(DRIVER))
                 .registryDir(cluster.registryDir())
                 .start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       cluster.awaitDevices(DRIVER, devices -> devices.size() == 2, WAIT);
 
       // What a cluster admin installs once: the class of the driver's devices.
@@ -108,7 +108,9 @@ class AccelDraDriverTest {
 
       // The kubelet prepares the claim for a pod: the driver answers with a CDI device.
       DraResult prepared =
-          kubelet.prepareResources("pod-1", DRIVER, List.of(new DraClaim("default", uid, "accel")));
+          kubelet
+              .dra()
+              .prepareResources("pod-1", DRIVER, List.of(new DraClaim("default", uid, "accel")));
       assertThat(prepared.ok()).as("%s", prepared).isTrue();
       assertThat(prepared.claim(uid).devices())
           .singleElement()
@@ -121,17 +123,19 @@ class AccelDraDriverTest {
 
       // The device fails: the kubelet's health stream says so (the testkit's DraDeviceHealth).
       found.set(List.of(accel(0, Health.UNHEALTHY), accel(1, Health.HEALTHY)));
-      kubelet.awaitDraDeviceHealth(
-          DRIVER,
-          health ->
-              health.stream()
-                  .anyMatch(
-                      h ->
-                          h.deviceName().equals("accel-0")
-                              && h.status() == DraDeviceHealth.Status.UNHEALTHY),
-          WAIT);
+      kubelet
+          .dra()
+          .awaitDeviceHealth(
+              DRIVER,
+              health ->
+                  health.stream()
+                      .anyMatch(
+                          h ->
+                              h.deviceName().equals("accel-0")
+                                  && h.status() == DraDeviceHealth.Status.UNHEALTHY),
+              WAIT);
 
-      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
     }
   }

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.Device;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.github.deviceplugin4j.testkit.DraKubelet;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.nio.file.Path;
@@ -185,7 +186,7 @@ public final class DraCluster {
 
   /**
    * Unprepares a pod's claims on the fake kubelet after the pod stopped, one call per driver that
-   * prepared any of them ({@link FakeKubelet#unprepareResources}).
+   * prepared any of them ({@link DraKubelet#unprepareResources}).
    *
    * @param namespace the pod's namespace
    * @param podName the pod's name

@@ -1,5 +1,6 @@
 package io.github.deviceplugin4j.dra.testkit;
 
+import io.github.deviceplugin4j.testkit.DraKubelet;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *             .pluginDir(cluster.pluginDir("gpu.example.com"))
  *             .registryDir(cluster.registryDir())
  *             .start()) {
- *       cluster.kubelet().awaitDraRegistration("gpu.example.com", Duration.ofSeconds(10));
+ *       cluster.kubelet().dra().awaitRegistration("gpu.example.com", Duration.ofSeconds(10));
  *       cluster.awaitDevices("gpu.example.com", devices -> !devices.isEmpty(), Duration.ofSeconds(10));
  *       cluster.scheduler().installDeviceClass("gpu.example.com");
  *       ResourceClaim claim = cluster.allocate(myClaim); // as the scheduler would
@@ -57,13 +58,13 @@ public @interface DraTest {
   String nodeName() default "node-1";
 
   /**
-   * The DRA health service the fake kubelet watches: {@link
-   * FakeKubelet#DRA_HEALTH_V1ALPHA1_SERVICE} (what kubelets 1.34 to 1.36 call), {@link
-   * FakeKubelet#DRA_HEALTH_V1_SERVICE}, or an empty string for none (the feature gate off).
+   * The DRA health service the fake kubelet watches: {@link DraKubelet#HEALTH_V1ALPHA1_SERVICE}
+   * (what kubelets 1.34 to 1.36 call), {@link DraKubelet#HEALTH_V1_SERVICE}, or an empty string for
+   * none (the feature gate off).
    *
    * @return the health service name, or empty
    */
-  String draHealthService() default FakeKubelet.DRA_HEALTH_V1ALPHA1_SERVICE;
+  String draHealthService() default DraKubelet.HEALTH_V1ALPHA1_SERVICE;
 
   /**
    * Whether the mock API server's request log (one line per request, through {@code

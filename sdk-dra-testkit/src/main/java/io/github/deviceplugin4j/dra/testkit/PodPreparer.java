@@ -97,27 +97,27 @@ final class PodPreparer {
     }
     Map<String, DraResult> results = new LinkedHashMap<>();
     for (Map.Entry<String, List<DraClaim>> b : batches.entrySet()) {
-      DraResult r = kubelet.prepareResources(podUid, b.getKey(), b.getValue());
+      DraResult r = kubelet.dra().prepareResources(podUid, b.getKey(), b.getValue());
       results.put(b.getKey(), r);
       if (!r.ok()) {
         return results; // the kubelet aborts at the first failing driver
       }
     }
-    kubelet.draPodStarted(new DraPod(podUid, namespace, podName, containers(pod, byPodClaim)));
+    kubelet.dra().podStarted(new DraPod(podUid, namespace, podName, containers(pod, byPodClaim)));
     return results;
   }
 
   Map<String, DraResult> unprepare(String namespace, String podName) {
     Pod pod = pod(namespace, podName);
     Set<String> drivers = new LinkedHashSet<>();
-    for (var prepared : kubelet.preparedClaims()) {
+    for (var prepared : kubelet.dra().preparedClaims()) {
       if (prepared.podUids().contains(pod.getMetadata().getUid())) {
         drivers.add(prepared.driver());
       }
     }
     Map<String, DraResult> results = new LinkedHashMap<>();
     for (String driver : drivers) {
-      results.put(driver, kubelet.unprepareResources(pod.getMetadata().getUid(), driver));
+      results.put(driver, kubelet.dra().unprepareResources(pod.getMetadata().getUid(), driver));
     }
     return results;
   }

@@ -5,6 +5,7 @@ import io.github.deviceplugin4j.testkit.AllocationException;
 import io.github.deviceplugin4j.testkit.DeviceState;
 import io.github.deviceplugin4j.testkit.DraClaim;
 import io.github.deviceplugin4j.testkit.DraClaimResult;
+import io.github.deviceplugin4j.testkit.DraKubelet;
 import io.github.deviceplugin4j.testkit.DraRegistration;
 import io.github.deviceplugin4j.testkit.DraResult;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
@@ -507,10 +508,10 @@ final class ConformanceSuite {
         }
         return String.join("; ", parts);
       }
-      if (!kubelet.draRegistrations().isEmpty()) {
+      if (!kubelet.dra().registrations().isEmpty()) {
         throw fail(
             "the plugin registered as a DRA driver ("
-                + kubelet.draRegistrations().get(0).driver()
+                + kubelet.dra().registrations().get(0).driver()
                 + "), not as a device plugin: run conform --dra for a DRA driver");
       }
       if (plugin.exitCode().isPresent()) {
@@ -1026,9 +1027,9 @@ final class ConformanceSuite {
 
   private static final String KNOWN_NAMES_HINT =
       "list \""
-          + FakeKubelet.DRA_V1_SERVICE
+          + DraKubelet.V1_SERVICE
           + "\" and/or \""
-          + FakeKubelet.DRA_V1BETA1_SERVICE
+          + DraKubelet.V1BETA1_SERVICE
           + "\" in PluginInfo.supported_versions, newest first (upstream's DRAPluginService"
           + " constants, not the full gRPC names such as"
           + " k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin)";
@@ -1037,17 +1038,17 @@ final class ConformanceSuite {
     long deadline = System.nanoTime() + registerTimeout.toNanos();
     while (true) {
       Optional<DraRegistration> r =
-          kubelet.draRegistrations().stream()
+          kubelet.dra().registrations().stream()
               .filter(x -> expectedResource.map(x.driver()::equals).orElse(true))
               .findFirst();
       if (r.isPresent()) {
         resource = r.get().driver();
         resources.add(resource);
-        if (r.get().service().equals(FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE)) {
+        if (r.get().service().equals(DraKubelet.V1ALPHA3_FALLBACK_SERVICE)) {
           throw fail(
               "the registration lists no DRA service the kubelet knows, so a 1.32/1.33 kubelet"
                   + " falls back to "
-                  + FakeKubelet.DRA_V1ALPHA3_FALLBACK_SERVICE
+                  + DraKubelet.V1ALPHA3_FALLBACK_SERVICE
                   + " and every NodePrepareResources fails Unimplemented (1.34 and newer refuse"
                   + " it): "
                   + KNOWN_NAMES_HINT);
@@ -1103,20 +1104,20 @@ final class ConformanceSuite {
   }
 
   private String draServesService() {
-    DraResult r = kubelet.nodePrepareResources(resource, List.of());
+    DraResult r = kubelet.dra().nodePrepareResources(resource, List.of());
     if (r.callError().isPresent()) {
       throw fail(
           "NodePrepareResources with no claims failed on "
-              + kubelet.draRegistration(resource).map(DraRegistration::service).orElse("?")
+              + kubelet.dra().registration(resource).map(DraRegistration::service).orElse("?")
               + ": "
               + r.callError().get());
     }
     return "NodePrepareResources answered on "
-        + kubelet.draRegistration(resource).map(DraRegistration::service).orElse("?");
+        + kubelet.dra().registration(resource).map(DraRegistration::service).orElse("?");
   }
 
   private String draPrepareEachClaim() {
-    DraResult r = kubelet.nodePrepareResources(resource, PROBE_CLAIMS);
+    DraResult r = kubelet.dra().nodePrepareResources(resource, PROBE_CLAIMS);
     firstPrepare = r;
     if (r.callError().isPresent()) {
       throw fail(
@@ -1158,7 +1159,7 @@ final class ConformanceSuite {
     if (firstPrepare == null || firstPrepare.callError().isPresent()) {
       throw new CheckSkipped("the first prepare failed");
     }
-    DraResult again = kubelet.nodePrepareResources(resource, PROBE_CLAIMS);
+    DraResult again = kubelet.dra().nodePrepareResources(resource, PROBE_CLAIMS);
     if (again.callError().isPresent()) {
       throw fail("the repeated call failed: " + again.callError().get());
     }
@@ -1180,14 +1181,14 @@ final class ConformanceSuite {
                 + b.error());
       }
     }
-    kubelet.nodeUnprepareResources(resource, PROBE_CLAIMS);
+    kubelet.dra().nodeUnprepareResources(resource, PROBE_CLAIMS);
     return "the same answer for the same claims";
   }
 
   private String draUnprepareUnknown() {
     DraClaim unknown =
         new DraClaim("deviceplugin4j-conformance", "conformance-never-prepared", "never-prepared");
-    DraResult r = kubelet.nodeUnprepareResources(resource, List.of(unknown));
+    DraResult r = kubelet.dra().nodeUnprepareResources(resource, List.of(unknown));
     if (r.callError().isPresent()) {
       throw fail("the call failed: " + r.callError().get());
     }
@@ -1221,7 +1222,7 @@ final class ConformanceSuite {
   private String draReRegistersAfterRestart() {
     Mark restarted = kubelet.restart();
     try {
-      DraRegistration again = kubelet.awaitDraRegistration(resource, restarted, restartTimeout);
+      DraRegistration again = kubelet.dra().awaitRegistration(resource, restarted, restartTimeout);
       long ms = Math.max(0, (again.nanos() - restarted.nanos()) / 1_000_000);
       return restartVerdict(
           ms > restartLimit.toMillis() ? List.of() : List.of(ms + " ms"),

@@ -20,7 +20,7 @@ import io.github.deviceplugin4j.api.pluginregistration.PluginInfo;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationGrpc;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatus;
 import io.github.deviceplugin4j.api.pluginregistration.RegistrationStatusResponse;
-import io.github.deviceplugin4j.testkit.FakeKubelet;
+import io.github.deviceplugin4j.testkit.DraKubelet;
 import io.github.deviceplugin4j.testkit.internal.UdsTransport;
 import io.grpc.BindableService;
 import io.grpc.Server;
@@ -85,8 +85,8 @@ public final class TestDraDriver implements AutoCloseable {
             .setType("DRAPlugin")
             .setName(driver)
             .setEndpoint(draSocket.toString())
-            .addSupportedVersions(FakeKubelet.DRA_V1_SERVICE)
-            .addSupportedVersions(FakeKubelet.DRA_V1BETA1_SERVICE)
+            .addSupportedVersions(DraKubelet.V1_SERVICE)
+            .addSupportedVersions(DraKubelet.V1BETA1_SERVICE)
             .build();
   }
 

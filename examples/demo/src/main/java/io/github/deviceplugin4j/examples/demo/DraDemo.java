@@ -100,7 +100,8 @@ final class DraDemo {
                   .pluginDir(config.pluginDir())
                   .registryDir(config.registryDir())
                   .start()) {
-        DraRegistration registered = kubelet.awaitDraRegistration(config.driverName(), Demo.WAIT);
+        DraRegistration registered =
+            kubelet.dra().awaitRegistration(config.driverName(), Demo.WAIT);
         if (!registered.endpoint().equals(host.draSocket().toString())) {
           throw new IllegalStateException("the kubelet registered another endpoint: " + registered);
         }
@@ -183,7 +184,8 @@ final class DraDemo {
                 Demo.AFU_A.substring(0, 8)));
 
         DraClaim wire = new DraClaim(NAMESPACE, uid, claim.getMetadata().getName());
-        DraResult prepared = kubelet.prepareResources(POD_UID, config.driverName(), List.of(wire));
+        DraResult prepared =
+            kubelet.dra().prepareResources(POD_UID, config.driverName(), List.of(wire));
         if (!prepared.ok()) {
           throw new IllegalStateException("prepare failed: " + prepared.kubeletError().get());
         }
@@ -240,7 +242,7 @@ final class DraDemo {
         demo.step("kubelet", "health stream: " + picked.getName() + " HEALTHY again");
 
         DraClaimResult unprepared =
-            kubelet.unprepareResources(POD_UID, config.driverName()).claim(uid);
+            kubelet.dra().unprepareResources(POD_UID, config.driverName()).claim(uid);
         demo.step(
             "kubelet",
             "NodeUnprepareResources: "
@@ -294,7 +296,8 @@ final class DraDemo {
   private static DraDeviceHealth awaitHealth(
       FakeKubelet kubelet, String driver, String device, DraDeviceHealth.Status wanted) {
     return kubelet
-        .awaitDraDeviceHealth(
+        .dra()
+        .awaitDeviceHealth(
             driver,
             list ->
                 list.stream().anyMatch(h -> h.deviceName().equals(device) && h.status() == wanted),

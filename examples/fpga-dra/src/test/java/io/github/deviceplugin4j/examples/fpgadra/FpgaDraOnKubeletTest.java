@@ -50,14 +50,16 @@ class FpgaDraOnKubeletTest {
                 .pluginDir(cluster.pluginDir(DRIVER))
                 .registryDir(cluster.registryDir())
                 .start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       String port0 = BackendDevices.deviceName("dfl-port.0");
       ResourceClaim claim =
           cluster.assign("team-a", "accel", "port", DRIVER, port0); // the test plays the scheduler
       String uid = claim.getMetadata().getUid();
 
       DraResult prepared =
-          kubelet.prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "accel")));
+          kubelet
+              .dra()
+              .prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "accel")));
 
       assertThat(prepared.ok()).as("%s", prepared).isTrue();
       assertThat(prepared.claim(uid).devices())
@@ -69,17 +71,19 @@ class FpgaDraOnKubeletTest {
       assertThat(driver.cdiSpecFile(uid)).exists();
 
       node.fpga.portErrors(0, "0x1");
-      kubelet.awaitDraDeviceHealth(
-          DRIVER,
-          list ->
-              list.stream()
-                  .anyMatch(
-                      h ->
-                          h.deviceName().equals(port0)
-                              && h.status() == DraDeviceHealth.Status.UNHEALTHY),
-          WAIT);
+      kubelet
+          .dra()
+          .awaitDeviceHealth(
+              DRIVER,
+              list ->
+                  list.stream()
+                      .anyMatch(
+                          h ->
+                              h.deviceName().equals(port0)
+                                  && h.status() == DraDeviceHealth.Status.UNHEALTHY),
+              WAIT);
 
-      DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+      DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
       assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
       assertThat(driver.cdiSpecFile(uid)).doesNotExist();
     }
@@ -106,8 +110,9 @@ class FpgaDraOnKubeletTest {
     BackendDriver driver = startedDriver();
     try (driver;
         DraPluginHost host = host(driver)) {
-      cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
-      var again = cluster.kubelet().awaitDraRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
+      cluster.kubelet().dra().awaitRegistration(DRIVER, WAIT);
+      var again =
+          cluster.kubelet().dra().awaitRegistration(DRIVER, cluster.kubelet().restart(), WAIT);
       assertThat(again.endpoint()).isEqualTo(host.draSocket().toString());
       await().atMost(WAIT).until(() -> sliceNames().size() == 2 /* counters, devices */);
     }
@@ -119,7 +124,7 @@ class FpgaDraOnKubeletTest {
     try (driver;
         DraPluginHost host = host(driver)) {
       FakeKubelet kubelet = cluster.kubelet();
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       await().atMost(WAIT).until(() -> sliceNames().size() == 2 /* counters, devices */);
       List<String> published = sliceNames();
 

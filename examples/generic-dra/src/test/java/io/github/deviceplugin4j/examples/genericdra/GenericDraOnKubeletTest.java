@@ -71,7 +71,7 @@ class GenericDraOnKubeletTest {
             .pluginDir(cluster.pluginDir(DRIVER))
             .registryDir(cluster.registryDir())
             .start();
-    cluster.kubelet().awaitDraRegistration(DRIVER, WAIT);
+    cluster.kubelet().dra().awaitRegistration(DRIVER, WAIT);
   }
 
   @AfterEach
@@ -136,7 +136,9 @@ class GenericDraOnKubeletTest {
     String uid = claim.getMetadata().getUid();
 
     DraResult prepared =
-        kubelet.prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "key")));
+        kubelet
+            .dra()
+            .prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "key")));
 
     assertThat(prepared.ok()).as("%s", prepared).isTrue();
     assertThat(prepared.claim(uid).devices())
@@ -148,7 +150,7 @@ class GenericDraOnKubeletTest {
     String spec = Files.readString(generic.driver().cdiSpecFile(uid));
     assertThat(spec).contains("/dev/bus/usb/001/004").contains("USB_DEVICES=1-2");
 
-    DraResult unprepared = kubelet.unprepareResources("pod-1", DRIVER);
+    DraResult unprepared = kubelet.dra().unprepareResources("pod-1", DRIVER);
     assertThat(unprepared.ok()).as("%s", unprepared).isTrue();
     assertThat(generic.driver().cdiSpecFile(uid)).doesNotExist();
   }
@@ -204,15 +206,19 @@ class GenericDraOnKubeletTest {
             .assign("team-a", "second", share("5f0c8a59-0000-4000-8000-000000000002"));
 
     DraResult a =
-        kubelet.prepareResources(
-            "pod-1",
-            DRIVER,
-            List.of(new DraClaim("team-a", first.getMetadata().getUid(), "first")));
+        kubelet
+            .dra()
+            .prepareResources(
+                "pod-1",
+                DRIVER,
+                List.of(new DraClaim("team-a", first.getMetadata().getUid(), "first")));
     DraResult b =
-        kubelet.prepareResources(
-            "pod-2",
-            DRIVER,
-            List.of(new DraClaim("team-a", second.getMetadata().getUid(), "second")));
+        kubelet
+            .dra()
+            .prepareResources(
+                "pod-2",
+                DRIVER,
+                List.of(new DraClaim("team-a", second.getMetadata().getUid(), "second")));
 
     assertThat(a.ok()).as("%s", a).isTrue();
     assertThat(b.ok()).as("%s", b).isTrue();

@@ -79,7 +79,7 @@ class NicDraOnKubeletTest {
                 .pluginDir(cluster.pluginDir(DRIVER))
                 .registryDir(cluster.registryDir())
                 .start()) {
-      kubelet.awaitDraRegistration(DRIVER, WAIT);
+      kubelet.dra().awaitRegistration(DRIVER, WAIT);
       String vf0 = BackendDevices.deviceName(netVfs.get(0));
       String vf1 = BackendDevices.deviceName(netVfs.get(1));
       String dpdk = BackendDevices.deviceName(vfioVfs.get(0));
@@ -87,7 +87,9 @@ class NicDraOnKubeletTest {
       String uid = claim.getMetadata().getUid();
 
       DraResult prepared =
-          kubelet.prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "net")));
+          kubelet
+              .dra()
+              .prepareResources("pod-1", DRIVER, List.of(new DraClaim("team-a", uid, "net")));
 
       assertThat(prepared.ok()).as("%s", prepared).isTrue();
       await().atMost(WAIT).until(() -> statuses("net").size() == 2);
@@ -104,7 +106,7 @@ class NicDraOnKubeletTest {
       assertThat(statuses).extracting(AllocatedDeviceStatus::getDevice).doesNotContain(vf0);
       assertThat(root.resolve("devinfo")).isDirectory(); // the CNI's device-info files, as before
 
-      assertThat(kubelet.unprepareResources("pod-1", DRIVER).ok()).isTrue();
+      assertThat(kubelet.dra().unprepareResources("pod-1", DRIVER).ok()).isTrue();
     }
   }
 

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -119,7 +120,7 @@ class FpgaDraOnKubeletTest {
   }
 
   @Test
-  void theSlicesTheKubeletWipesAtARestartAreBackWithinFiveSecondsWithFewApiCalls() {
+  void theSlicesTheKubeletWipesAtARestartAreBackWithFewApiCalls() {
     BackendDriver driver = startedDriver();
     try (driver;
         DraPluginHost host = host(driver)) {
@@ -130,6 +131,7 @@ class FpgaDraOnKubeletTest {
 
       for (int restart = 1; restart <= 2; restart++) {
         int before = cluster.apiServer().getRequestCount();
+        int pollsBefore = polls.get();
         var mark = kubelet.restart();
         // Like a 1.32+ kubelet's DRA registration handler: every slice of the node is deleted.
         assertThat(kubelet.events(mark))
@@ -142,7 +144,8 @@ class FpgaDraOnKubeletTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> sliceNames().equals(published));
 
         long restoredMs = (System.nanoTime() - wiped) / 1_000_000;
-        int calls = cluster.apiServer().getRequestCount() - before;
+        // Without this test's own lists, which a slow machine makes more of while it waits.
+        int calls = cluster.apiServer().getRequestCount() - before - (polls.get() - pollsBefore);
         System.out.printf(
             "slice-recovery restart=%d restoredAfterMs=%d apiRequestsIncludingTheWipe=%d%n",
             restart, restoredMs, calls);
@@ -153,7 +156,11 @@ class FpgaDraOnKubeletTest {
     }
   }
 
+  /** How many times {@link #sliceNames} asked the API server. */
+  private final AtomicInteger polls = new AtomicInteger();
+
   private List<String> sliceNames() {
+    polls.incrementAndGet();
     return cluster
         .client()
         .dynamicResourceAllocation()

@@ -133,7 +133,7 @@ final class ConformCommand implements Callable<Integer> {
       paramLabel = "N",
       description =
           "Multiply the checks' time limits (first list 1 s, prompt re-registration 5 s, exit"
-              + " after SIGTERM 10 s, DRA health 2 s) by N, 1 to 100 (default: 1): for a CI runner"
+              + " after SIGTERM 10 s, DRA health 2 s, DRA slices and taints 10 s) by N, 1 to 100 (default: 1): for a CI runner"
               + " so starved that a correct plugin misses them; a node's kubelet does not wait"
               + " longer.")
   long timeScale = 1;

@@ -203,19 +203,20 @@ final class DraSliceChecks {
     runHook("--make-unhealthy", breakIt);
     long t0 = System.nanoTime();
     long deadline = t0 + limit.toNanos();
-    Optional<Map.Entry<String, Taint>> tainted = Optional.empty();
+    // The devices that got a taint under the driver's name, with it (the first if several).
+    Map<String, Taint> tainted = new LinkedHashMap<>();
     List<String> leftOut = List.of();
     List<PublishedSlice> now;
     while (true) {
       now = server.slices(driver);
       Map<String, List<Taint>> taints = driverTaints(now, driver);
-      tainted =
-          taints.entrySet().stream()
-              .filter(e -> !e.getValue().isEmpty())
-              .filter(e -> !e.getValue().equals(baseline.getOrDefault(e.getKey(), List.of())))
-              .map(e -> Map.entry(e.getKey(), e.getValue().get(0)))
-              .findFirst();
-      if (tainted.isPresent()) {
+      taints.forEach(
+          (d, ts) -> {
+            if (!ts.isEmpty() && !ts.equals(baseline.getOrDefault(d, List.of()))) {
+              tainted.put(d, ts.get(0));
+            }
+          });
+      if (!tainted.isEmpty()) {
         break;
       }
       if (incompletePools(now).isEmpty()) {
@@ -253,34 +254,31 @@ final class DraSliceChecks {
               + " only where the API server drops taints (feature gate DRADeviceTaints off)"
               + back);
     }
-    String device = tainted.get().getKey();
-    Taint taint = tainted.get().getValue();
     List<String> refused =
         now.stream()
-            .filter(s -> s.devices().stream().anyMatch(d -> d.name().equals(device)))
+            .filter(s -> s.devices().stream().anyMatch(d -> tainted.containsKey(d.name())))
             .flatMap(s -> s.problems().stream().map(p -> "slice " + s.name() + ": " + p))
             .toList();
     if (!refused.isEmpty()) {
       throw new CheckFailed(
           "device "
-              + device
-              + " got taint "
-              + taint
-              + " but the API server refuses its slice: "
+              + String.join(", ", tainted.keySet())
+              + " got a taint but the API server refuses its slice: "
               + String.join("; ", refused));
     }
-    String result =
-        "device "
-            + device
-            + " tainted "
-            + taint.key()
-            + "="
-            + taint.value()
-            + " effect "
-            + taint.effect()
-            + " "
-            + ms
-            + " ms after --make-unhealthy";
+    List<String> each = new ArrayList<>();
+    tainted.forEach(
+        (device, taint) ->
+            each.add(
+                "device "
+                    + device
+                    + " tainted "
+                    + taint.key()
+                    + "="
+                    + taint.value()
+                    + " effect "
+                    + taint.effect()));
+    String result = String.join(", ", each) + " " + ms + " ms after --make-unhealthy";
     if (makeHealthy.isEmpty()) {
       return result;
     }
@@ -288,18 +286,30 @@ final class DraSliceChecks {
     long t1 = System.nanoTime();
     long deadline2 = t1 + limit.toNanos();
     while (true) {
-      List<Taint> left = driverTaints(server.slices(driver), driver).get(device);
-      if (left != null && left.isEmpty()) {
-        return result + "; taint gone " + elapsedMillis(t1) + " ms after --make-healthy";
+      Map<String, List<Taint>> taints = driverTaints(server.slices(driver), driver);
+      List<String> gone = tainted.keySet().stream().filter(d -> !taints.containsKey(d)).toList();
+      List<String> still =
+          tainted.keySet().stream()
+              .filter(d -> taints.containsKey(d) && !taints.get(d).isEmpty())
+              .toList();
+      if (gone.isEmpty() && still.isEmpty()) {
+        return result
+            + "; "
+            + (tainted.size() == 1 ? "taint" : "taints")
+            + " gone "
+            + elapsedMillis(t1)
+            + " ms after --make-healthy";
       }
       if (System.nanoTime() >= deadline2) {
         throw new CheckFailed(
             result
                 + ", but "
-                + (left == null ? "the device was gone" : "the taint was still there")
-                + " "
                 + limit.toSeconds()
-                + " s after --make-healthy: remove the taint when the device recovers");
+                + " s after --make-healthy "
+                + (still.isEmpty() ? "" : "still tainted: " + String.join(", ", still))
+                + (!still.isEmpty() && !gone.isEmpty() ? "; " : "")
+                + (gone.isEmpty() ? "" : "gone from the slices: " + String.join(", ", gone))
+                + ": remove the taint when the device recovers");
       }
       pause();
     }

@@ -72,6 +72,7 @@ doc "$page" 'java -jar target/fake-kubelet.jar conform -- java -jar target/accel
 # not run here: java -jar target/fake-kubelet.jar serve --dir /tmp/dp: interactive: the page has you type into it
 # not run here: DEVICE_PLUGIN_DIR=/tmp/dp java -jar target/accel-plugin.jar /tmp/accel-node: runs until Ctrl-C, beside the interactive fake
 # not run here: fake-kubelet conform [--dir DIR] [--registry DIR] [--resource NAME] [--junit-xml FILE]: a synopsis
+# not run here: java -jar deviceplugin4j-dra-conform-VERSION-cli.jar conform --dra --driver fpga.example.com: a template (VERSION, a node's sysfs path); FpgaDraConformanceIT runs the same command in-process
 # not run here: fake-kubelet serve --dir DIR [--watcher-dir DIR] [--pod-resources SOCKET] [--grace-period-seconds N]: a synopsis
 # not run here: ./mvnw -B -q install -DskipTests -pl examples/fpga -am: the conform section's install builds it and more
 # not run here: ./mvnw -B -q install -DskipTests -pl examples/nic -am: the conform section's install builds it and more

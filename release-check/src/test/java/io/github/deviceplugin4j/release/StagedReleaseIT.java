@@ -40,11 +40,13 @@ class StagedReleaseIT {
           "deviceplugin4j-cdi",
           "deviceplugin4j-dra",
           "deviceplugin4j-dra-testkit",
+          "deviceplugin4j-dra-conform",
           "deviceplugin4j-micrometer");
 
   /** Extra jars some modules publish, by classifier. */
   static final Map<String, List<String>> EXTRA_JARS =
-      Map.of("deviceplugin4j-testkit", List.of("cli"));
+      Map.of(
+          "deviceplugin4j-testkit", List.of("cli"), "deviceplugin4j-dra-conform", List.of("cli"));
 
   static final Path ROOT = Path.of(System.getProperty("release.root", "..")).normalize();
   static final Path STAGING = Path.of(System.getProperty("release.staging", "../target/staging"));

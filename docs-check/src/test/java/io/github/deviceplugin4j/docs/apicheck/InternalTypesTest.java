@@ -37,7 +37,9 @@ class InternalTypesTest {
             "io.github.deviceplugin4j.cdi.CdiSpec",
             "io.github.deviceplugin4j.testkit.FakeKubelet",
             "io.github.deviceplugin4j.dra.DraPluginHost",
-            "io.github.deviceplugin4j.dra.testkit.DraCluster")
+            "io.github.deviceplugin4j.dra.testkit.DraCluster",
+            "io.github.deviceplugin4j.testkit.spi.DraApiServerProvider",
+            "io.github.deviceplugin4j.dra.conform.MockDraApiServerProvider")
         .noneMatch(name -> name.startsWith("io.github.deviceplugin4j.api."));
     assertThat(apiTypes).isGreaterThan(100);
     assertThat(exposures)

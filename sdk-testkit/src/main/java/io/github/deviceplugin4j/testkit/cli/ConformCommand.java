@@ -49,6 +49,14 @@ import picocli.CommandLine;
           + " directory the driver may put its DRA socket in, which a kubelet restart leaves"
           + " alone, and DEVICE_PLUGIN_DIR is the fake's device plugin directory, so a device"
           + " plugin started with --dra by mistake is named at once.",
+      "With --dra and a Kubernetes API server provider on the class path (the"
+          + " deviceplugin4j-dra-conform -cli jar has one: fabric8's mock API server), the"
+          + " server is started first with the Node --node-name in it, and the driver gets"
+          + " KUBECONFIG, KUBERNETES_MASTER (and KUBERNETES_AUTH_TRYKUBECONFIG=false,"
+          + " KUBERNETES_AUTH_TRYSERVICEACCOUNT=false for fabric8) and NODE_NAME; {node} and"
+          + " {kubeconfig} in its arguments are replaced. dra-slices-valid and"
+          + " dra-unhealthy-tainted then read the ResourceSlices it publishes; without a provider"
+          + " they are skipped.",
       ""
     },
     exitCodeListHeading = "%nExit codes:%n",
@@ -125,7 +133,7 @@ final class ConformCommand implements Callable<Integer> {
       paramLabel = "N",
       description =
           "Multiply the checks' time limits (first list 1 s, prompt re-registration 5 s, exit"
-              + " after SIGTERM 10 s, DRA health 2 s) by N, 1 to 100 (default: 1): for a CI runner"
+              + " after SIGTERM 10 s, DRA health 2 s, DRA slices and taints 10 s) by N, 1 to 100 (default: 1): for a CI runner"
               + " so starved that a correct plugin misses them; a node's kubelet does not wait"
               + " longer.")
   long timeScale = 1;
@@ -150,6 +158,32 @@ final class ConformCommand implements Callable<Integer> {
       description = "With --dra: the driver name expected.")
   String driverOption;
 
+  @CommandLine.Option(
+      names = "--node-name",
+      paramLabel = "NAME",
+      description =
+          "With --dra: the node the driver runs on, NODE_NAME and {node} for the driver (default:"
+              + " conform-node).")
+  String nodeName = "conform-node";
+
+  @CommandLine.Option(
+      names = "--make-unhealthy",
+      paramLabel = "COMMAND",
+      description =
+          "With --dra: a shell command (sh -c, placeholders replaced, the driver's environment)"
+              + " run once the slices are published that makes one device fail, e.g. writes a"
+              + " simulated error counter: dra-unhealthy-tainted then waits for a taint under the"
+              + " driver's name.")
+  String makeUnhealthy;
+
+  @CommandLine.Option(
+      names = "--make-healthy",
+      paramLabel = "COMMAND",
+      description =
+          "With --dra: a shell command run after --make-unhealthy's taint appeared that repairs"
+              + " the device: dra-unhealthy-tainted then waits for the taint to go.")
+  String makeHealthy;
+
   @CommandLine.Parameters(
       paramLabel = "COMMAND",
       arity = "0..*",
@@ -157,6 +191,7 @@ final class ConformCommand implements Callable<Integer> {
   List<String> pluginCommand = new ArrayList<>();
 
   private final PrintStream out;
+  private String apiServer = ""; // for the report: the URL and what serves it, if any
 
   ConformCommand(PrintStream out) {
     this.out = out;
@@ -232,11 +267,34 @@ final class ConformCommand implements Callable<Integer> {
       registry = Optional.of(tempRoot.resolve("reg"));
     }
     Optional<Path> registryDir = registry;
+    if (dra && nodeName.isBlank()) {
+      throw usage("--node-name: the node name is empty");
+    }
+    DraApiServerSession api = DraApiServerSession.none(nodeName);
+    if (dra) {
+      if (tempRoot == null) {
+        tempRoot = Files.createTempDirectory(Path.of("/tmp"), "fkc");
+      }
+      try {
+        api = DraApiServerSession.start(nodeName, tempRoot.resolve("api"));
+      } catch (Exception e) {
+        deleteTree(tempRoot);
+        spec.commandLine()
+            .getErr()
+            .println("fake-kubelet conform: cannot start the Kubernetes API server: " + e);
+        return Main.FAILED;
+      }
+    }
+    DraApiServerSession apiSession = api;
+    apiServer = api.describe();
+    java.util.function.UnaryOperator<String> placeholders =
+        s ->
+            apiSession.substitute(
+                s.replace("{dir}", dir.toString())
+                    .replace("{registry}", registryDir.map(Path::toString).orElse("")));
     List<String> command = new ArrayList<>();
     for (String s : pluginCommand) {
-      command.add(
-          s.replace("{dir}", dir.toString())
-              .replace("{registry}", registryDir.map(Path::toString).orElse("")));
+      command.add(placeholders.apply(s));
     }
 
     // Like the kubelet, tolerate a GetPreferredAllocation answer that does not fit the request:
@@ -254,6 +312,9 @@ final class ConformCommand implements Callable<Integer> {
     // registers, so the suite names the mistake at once instead of waiting for a DRA driver.
     env.put("DEVICE_PLUGIN_DIR", kubeletDir.toString());
     registryDir.ifPresent(r -> env.put("PLUGINS_REGISTRY_DIR", r.toString()));
+    if (dra) {
+      env.putAll(api.environment()); // NODE_NAME, and KUBECONFIG etc. with an API server
+    }
     FakeKubelet.Builder b =
         FakeKubelet.builder()
             .pluginDir(kubeletDir)
@@ -292,6 +353,13 @@ final class ConformCommand implements Callable<Integer> {
                   strict,
                   (int) timeScale,
                   Duration.ofSeconds(restartTimeoutSeconds));
+          suite.sliceChecks(
+              new DraSliceChecks(
+                  api,
+                  Optional.ofNullable(makeUnhealthy).map(placeholders),
+                  Optional.ofNullable(makeHealthy).map(placeholders),
+                  env,
+                  (int) timeScale));
           results = dra ? suite.runDra() : suite.run();
           checked = suite.resources();
           unchecked = dra ? List.of() : suite.uncheckedResources();
@@ -302,6 +370,7 @@ final class ConformCommand implements Callable<Integer> {
       }
       eventLog = kubelet.eventLog();
     } finally {
+      api.close(); // after the driver stopped: it may delete its slices on the way out
       if (tempRoot != null) {
         deleteTree(tempRoot);
       }
@@ -356,6 +425,13 @@ final class ConformCommand implements Callable<Integer> {
     out.println("  plugin command:   " + abbreviate(command));
     out.println("  plugin directory: " + dir);
     registry.ifPresent(r -> out.println("  registry:         " + r + " (plugin watcher)"));
+    if (dra) {
+      out.println(
+          "  API server:       "
+              + (apiServer.isEmpty()
+                  ? "none: dra-slices-valid and dra-unhealthy-tainted are skipped"
+                  : apiServer));
+    }
     String label = dra ? "  driver:           " : "  resources:        ";
     out.println(
         label

@@ -147,6 +147,21 @@ final class ConformanceSuite {
         "dra-re-registers-after-restart",
         Level.REQUIRED,
         "DRA: registered again after a restart (late: warning; never: failure)",
+        true),
+    // Required: the API server refuses a slice that breaks its validation rules, and the node's
+    // devices are then not schedulable. Needs an API server (deviceplugin4j-dra-conform's jar).
+    DRA_SLICES_VALID(
+        "dra-slices-valid",
+        Level.REQUIRED,
+        "DRA: publishes ResourceSlices the API server accepts (needs an API server)",
+        true),
+    // Recommended: a taint keeps new claims off a failed device and says why; a device left out
+    // of the slices (the fallback where the API server drops taints) warns. Needs an API server
+    // and --make-unhealthy.
+    DRA_UNHEALTHY_TAINTED(
+        "dra-unhealthy-tainted",
+        Level.RECOMMENDED,
+        "DRA: taints a device --make-unhealthy breaks (left out: warning; needs an API server)",
         true);
 
     final String id;
@@ -244,6 +259,7 @@ final class ConformanceSuite {
   private String resource;
   private Registration registration;
   private Optional<String> preferredCorrection = Optional.empty();
+  private DraSliceChecks sliceChecks = DraSliceChecks.none();
 
   ConformanceSuite(
       FakeKubelet kubelet,
@@ -265,6 +281,12 @@ final class ConformanceSuite {
     this.registerTimeout = registerTimeout;
     this.selected = selected;
     this.strict = strict;
+  }
+
+  /** The checks that read the driver's ResourceSlices (skipped without an API server). */
+  ConformanceSuite sliceChecks(DraSliceChecks checks) {
+    this.sliceChecks = checks;
+    return this;
   }
 
   String resource() {
@@ -358,7 +380,7 @@ final class ConformanceSuite {
   }
 
   /** Thrown by a check body to fail with a message. */
-  private static final class CheckFailed extends RuntimeException {
+  static final class CheckFailed extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     CheckFailed(String message) {
@@ -367,7 +389,7 @@ final class ConformanceSuite {
   }
 
   /** Thrown by a check body to skip with a message. */
-  private static final class CheckSkipped extends RuntimeException {
+  static final class CheckSkipped extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     CheckSkipped(String message) {
@@ -379,7 +401,7 @@ final class ConformanceSuite {
    * Thrown by a check body that passed the kubelet's contract in a way a node notices: a warning
    * whatever the check's level and {@code --strict}.
    */
-  private static final class CheckWarned extends RuntimeException {
+  static final class CheckWarned extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     CheckWarned(String message) {
@@ -1022,6 +1044,8 @@ final class ConformanceSuite {
     run(Check.DRA_UNPREPARE_UNKNOWN, this::draUnprepareUnknown);
     run(Check.DRA_HEALTH_STREAM, this::draHealthStream);
     run(Check.DRA_RE_REGISTERS_AFTER_RESTART, this::draReRegistersAfterRestart);
+    run(Check.DRA_SLICES_VALID, () -> sliceChecks.slicesValid(resource));
+    run(Check.DRA_UNHEALTHY_TAINTED, () -> sliceChecks.unhealthyTainted(resource));
     return ordered();
   }
 

@@ -58,6 +58,11 @@ class CommandLineTest {
       assertThat(o.out()).contains(c.id);
     }
     assertThat(o.out()).contains("--restart-timeout=SECONDS").contains("(default: 60)");
+    assertThat(o.out())
+        .contains("--node-name=NAME")
+        .contains("--make-unhealthy=COMMAND")
+        .contains("--make-healthy=COMMAND")
+        .contains("deviceplugin4j-dra-conform");
   }
 
   @ParameterizedTest(name = "{0} --version")

@@ -46,7 +46,11 @@ class DraConformanceTest {
     ConformanceTest.Run run = ConformanceTest.conform(options(), driver());
     assertThat(run.exitCode()).as(run.output()).isZero();
     for (ConformanceSuite.Check c : ConformanceSuite.Check.values()) {
-      if (c.dra) {
+      if (c == ConformanceSuite.Check.DRA_SLICES_VALID
+          || c == ConformanceSuite.Check.DRA_UNHEALTHY_TAINTED) {
+        // sdk-testkit alone has no API server: see withoutAnApiServer...
+        assertThat(run.output()).containsPattern("SKIP  " + c.id + " ");
+      } else if (c.dra) {
         assertThat(run.output()).containsPattern("PASS  " + c.id + " ");
       } else {
         assertThat(run.output()).doesNotContain(" " + c.id + " ");
@@ -55,6 +59,21 @@ class DraConformanceTest {
     assertThat(run.output())
         .contains("service v1.DRAPlugin")
         .containsPattern("registered again \\d+ ms after the restart");
+  }
+
+  @Test
+  void withoutAnApiServerProviderTheSliceChecksSkipSayingWhichJarHasOne() {
+    List<String> options = new ArrayList<>(options());
+    options.addAll(List.of("--checks", "dra-slices-valid,dra-unhealthy-tainted"));
+    options.addAll(List.of("--make-unhealthy", "true"));
+    ConformanceTest.Run run = ConformanceTest.conform(options, driver());
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output())
+        .contains("API server:       none")
+        .containsPattern(
+            "SKIP  dra-slices-valid .*run conform from deviceplugin4j-dra-conform's -cli jar,"
+                + " which serves a Kubernetes API server for the driver")
+        .containsPattern("SKIP  dra-unhealthy-tainted .*deviceplugin4j-dra-conform's -cli jar");
   }
 
   @Test

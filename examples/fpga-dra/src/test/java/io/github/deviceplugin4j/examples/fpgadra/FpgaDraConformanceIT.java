@@ -2,13 +2,6 @@ package io.github.deviceplugin4j.examples.fpgadra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.testkit.cli.Main;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -16,54 +9,24 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code fake-kubelet conform --dra} on the driver's runnable jar as its own process, as a vendor
- * would run it in CI: the driver finds its API server (fabric8's mock in CRUD mode) through the
- * standard {@code KUBERNETES_MASTER} variable and its node through {@code --root}.
+ * would run it in CI. deviceplugin4j-dra-conform on the test class path serves the API server
+ * (fabric8's mock in CRUD mode, with the Node {@code {node}}): the driver finds it through the
+ * {@code KUBERNETES_MASTER} conform sets, its node through {@code --root}, and the slice checks see
+ * what it publishes; {@code --make-unhealthy} sets a port's simulated error bits.
  */
 class FpgaDraConformanceIT {
-  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
-  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
   @TempDir Path tmp;
-  private KubernetesMockServer api;
-  private KubernetesClient client;
-
-  @BeforeEach
-  void startApiServer() {
-    MOCK_SERVER_LOG.setLevel(Level.WARNING); // one line per request otherwise
-    api =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    api.init();
-    client = api.createClient();
-    client
-        .nodes()
-        .resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build())
-        .create();
-  }
-
-  @AfterEach
-  void stopApiServer() {
-    client.close();
-    MockApiServers.destroy(api);
-  }
 
   @Test
   void theDriverJarPassesEveryRequiredDraCheck() throws Exception {
-    new DraTestNode(tmp.resolve("root"));
+    DraTestNode node = new DraTestNode(tmp.resolve("root"));
+    Path errors = node.fpga.portDir(1).resolve("errors/errors");
     Path jar =
         Path.of(System.getProperty("fpgaDra.jar", "target/deviceplugin4j-example-fpga-dra.jar"));
     assertThat(jar).as("the driver's jar, built at package").isRegularFile();
@@ -80,20 +43,22 @@ class FpgaDraConformanceIT {
               "10",
               "--driver",
               "fpga.example.com",
+              "--node-name",
+              "node-1",
+              "--make-unhealthy",
+              "echo 0x4 > " + errors,
+              "--make-healthy",
+              "echo 0x0 > " + errors,
               "--junit-xml",
               xml.toString(),
               "--",
-              "env",
-              "KUBERNETES_MASTER=" + client.getMasterUrl(),
-              "KUBERNETES_AUTH_TRYKUBECONFIG=false",
-              "KUBERNETES_AUTH_TRYSERVICEACCOUNT=false",
               Path.of(System.getProperty("java.home"), "bin", "java").toString(),
               "-XX:TieredStopAtLevel=1",
               "-XX:+UseSerialGC",
               "-jar",
               jar.toAbsolutePath().toString(),
               "--root=" + tmp.resolve("root"),
-              "--node-name=node-1",
+              "--node-name={node}",
               "--poll-interval=200ms",
               "--plugin-dir={dir}",
               "--registry-dir={registry}",
@@ -112,6 +77,9 @@ class FpgaDraConformanceIT {
         .contains("PASS  dra-prepare-each-claim")
         .contains("PASS  dra-unprepare-unknown")
         .contains("PASS  dra-re-registers-after-restart")
+        .contains("PASS  dra-slices-valid")
+        .contains("PASS  dra-unhealthy-tainted")
+        .contains("tainted fpga.example.com/unhealthy=")
         .contains("service v1.DRAPlugin")
         .contains("0 failed");
     assertThat(Files.readString(xml)).contains("<testsuite").contains("failures=\"0\"");

@@ -2,13 +2,6 @@ package io.github.deviceplugin4j.examples.genericdra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.testkit.cli.Main;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -16,51 +9,18 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code fake-kubelet conform --dra} on the generic jar run with {@code --dra} as its own process,
- * as a user would run it in CI: the driver finds its API server (fabric8's mock in CRUD mode)
- * through the standard {@code KUBERNETES_MASTER} variable, its node through {@code --root} and its
- * devices through {@code --config}.
+ * as a user would run it in CI. deviceplugin4j-dra-conform on the test class path serves the API
+ * server (fabric8's mock in CRUD mode): the driver finds it through the {@code KUBERNETES_MASTER}
+ * conform sets, its node through {@code --root} and its devices through {@code --config}, and
+ * dra-slices-valid checks the slices it publishes.
  */
 class GenericDraConformanceIT {
-  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
-  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
-
   @TempDir Path tmp;
-  private KubernetesMockServer api;
-  private KubernetesClient client;
-
-  @BeforeEach
-  void startApiServer() {
-    MOCK_SERVER_LOG.setLevel(Level.WARNING); // one line per request otherwise
-    api =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    api.init();
-    client = api.createClient();
-    client
-        .nodes()
-        .resource(new NodeBuilder().withNewMetadata().withName("node-1").endMetadata().build())
-        .create();
-  }
-
-  @AfterEach
-  void stopApiServer() {
-    client.close();
-    MockApiServers.destroy(api);
-  }
 
   @Test
   void theDriverJarPassesEveryRequiredDraCheck() throws Exception {
@@ -82,13 +42,11 @@ class GenericDraConformanceIT {
               "10",
               "--driver",
               DraTestNode.DRIVER,
+              "--node-name",
+              "node-1",
               "--junit-xml",
               xml.toString(),
               "--",
-              "env",
-              "KUBERNETES_MASTER=" + client.getMasterUrl(),
-              "KUBERNETES_AUTH_TRYKUBECONFIG=false",
-              "KUBERNETES_AUTH_TRYSERVICEACCOUNT=false",
               Path.of(System.getProperty("java.home"), "bin", "java").toString(),
               "-XX:TieredStopAtLevel=1",
               "-XX:+UseSerialGC",
@@ -97,7 +55,7 @@ class GenericDraConformanceIT {
               "--dra",
               "--config=" + node.config,
               "--root=" + tmp.resolve("root"),
-              "--node-name=node-1",
+              "--node-name={node}",
               "--poll-interval=200ms",
               "--plugin-dir={dir}",
               "--registry-dir={registry}",
@@ -116,6 +74,7 @@ class GenericDraConformanceIT {
         .contains("PASS  dra-prepare-each-claim")
         .contains("PASS  dra-unprepare-unknown")
         .contains("PASS  dra-re-registers-after-restart")
+        .contains("PASS  dra-slices-valid")
         .contains("service v1.DRAPlugin")
         .contains("0 failed");
     assertThat(Files.readString(xml)).contains("<testsuite").contains("failures=\"0\"");

@@ -266,7 +266,7 @@ class ReliabilityRegressionTest {
     try (FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("dp"));
         DevicePluginHost host =
             legacyHost(kubelet.pluginDir())
-                .reRegistrationDelays(Duration.ofMillis(150), Duration.ofSeconds(10))
+                .reRegistrationDelays(Duration.ofSeconds(2), Duration.ofSeconds(10))
                 .start()) {
       kubelet.awaitRegistration(RESOURCE, WAIT);
       await().atMost(WAIT).until(host::isReady);
@@ -286,11 +286,12 @@ class ReliabilityRegressionTest {
         await().atMost(WAIT).until(() -> host.status(RESOURCE).registrations() >= expected);
       }
       await().atMost(WAIT).until(() -> host.openStreams(RESOURCE) == 1);
-      // Give any stale check the time to fire: 10 grace periods with a stream open all along.
-      // (The grace is 150 ms, not less: on a loaded 2-core machine the kubelet's own re-open of
-      // a cancelled stream took over 30 ms, and a re-registration after it was then legitimate.)
+      // Give any stale check the time to fire: 2.5 grace periods with a stream open all along.
+      // (The grace is 2 s: on a loaded 2-core machine the kubelet's own re-open of a cancelled
+      // stream took over 30 ms, and once over 150 ms, the grace this test had, and the plugin's
+      // re-registration after it was then legitimate: 42 registrations instead of 41.)
       await()
-          .during(Duration.ofMillis(1500))
+          .during(Duration.ofMillis(5000))
           .atMost(WAIT)
           .until(() -> host.openStreams(RESOURCE) == 1);
       assertThat(host.status(RESOURCE).registrations()).isEqualTo(1 + restarts);

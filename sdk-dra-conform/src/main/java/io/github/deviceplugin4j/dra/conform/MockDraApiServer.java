@@ -6,10 +6,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourcePool;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.testkit.spi.DraApiServer;
 import io.github.deviceplugin4j.testkit.spi.PublishedSlice;
@@ -20,18 +17,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /** fabric8's mock API server in CRUD mode, with a kubeconfig file naming it. */
 final class MockDraApiServer implements DraApiServer {
-  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
-  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
   private final KubernetesMockServer server;
   private final KubernetesClient client;
@@ -55,15 +47,7 @@ final class MockDraApiServer implements DraApiServer {
   }
 
   static MockDraApiServer start(String nodeName, Path workDir) throws IOException {
-    MOCK_SERVER_LOG.setLevel(Level.WARNING); // one line per request otherwise
-    KubernetesMockServer server =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    server.init();
+    KubernetesMockServer server = MockApiServers.startCrud();
     KubernetesClient client = server.createClient();
     try {
       client

@@ -2,10 +2,7 @@ package io.github.deviceplugin4j.dra.testkit;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import io.github.deviceplugin4j.testkit.FakeKubelet;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,10 +11,7 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -45,8 +39,6 @@ public final class DraTestExtension
   private static final List<Class<?>> TYPES =
       List.of(
           DraCluster.class, FakeKubelet.class, KubernetesClient.class, KubernetesMockServer.class);
-  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
-  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
   /** Used by JUnit through {@link DraTest @DraTest}. */
   public DraTestExtension() {}
@@ -62,20 +54,10 @@ public final class DraTestExtension
                     new ExtensionConfigurationException(
                         "DraTestExtension is configured by @DraTest on the test class: put"
                             + " @DraTest there instead of @ExtendWith(DraTestExtension.class)"));
-    if (!settings.apiServerLog()) {
-      MOCK_SERVER_LOG.setLevel(Level.WARNING);
-    }
     Path root = Files.createTempDirectory(shortTempBase(), "dra");
     Resources r = new Resources(root);
     context.getStore(NAMESPACE).put(Resources.class, r);
-    r.server =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    r.server.init();
+    r.server = MockApiServers.startCrud(settings.apiServerLog());
     r.client = r.server.createClient();
     r.client
         .nodes()

@@ -1,6 +1,10 @@
 package io.github.deviceplugin4j.dra.testkit;
 
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import java.util.HashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -20,7 +24,40 @@ import java.util.logging.Logger;
 public final class MockApiServers {
   private static final Logger LOG = Logger.getLogger(MockApiServers.class.getName());
 
+  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
+  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
+
   private MockApiServers() {}
+
+  /**
+   * Starts fabric8's mock API server in CRUD mode (objects kept and served like an API server's,
+   * over plain HTTP on a free local port), without its log line per request.
+   *
+   * @return the started server; stop it with {@link #destroy}
+   */
+  public static KubernetesMockServer startCrud() {
+    return startCrud(false);
+  }
+
+  /**
+   * Starts fabric8's mock API server in CRUD mode.
+   *
+   * @param requestLog whether the mock logs a line per request (its logger at INFO) or only
+   *     warnings
+   * @return the started server; stop it with {@link #destroy}
+   */
+  public static KubernetesMockServer startCrud(boolean requestLog) {
+    MOCK_SERVER_LOG.setLevel(requestLog ? Level.INFO : Level.WARNING);
+    KubernetesMockServer server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    server.init();
+    return server;
+  }
 
   /**
    * Stops the server; a shutdown cut short by the mock's own 10 s limit is logged, not thrown.

@@ -7,14 +7,12 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import io.github.deviceplugin4j.dra.BackendDevices;
 import io.github.deviceplugin4j.dra.BackendDriver;
 import io.github.deviceplugin4j.dra.DraPluginHost;
 import io.github.deviceplugin4j.dra.testkit.DraScheduler;
+import io.github.deviceplugin4j.dra.testkit.MockApiServers;
 import io.github.deviceplugin4j.examples.fixtures.DflFixture;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraConfig;
 import io.github.deviceplugin4j.examples.fpgadra.FpgaDraDriver;
@@ -28,13 +26,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 
 /**
@@ -49,9 +44,6 @@ final class DraDemo {
   static final String NAMESPACE = "demo";
   static final String POD_UID = "demo-accel-pod-uid";
 
-  // Held here: java.util.logging keeps loggers weakly, a level set on a dropped one is lost.
-  private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
-
   private final Demo demo;
 
   DraDemo(Demo demo) {
@@ -60,15 +52,7 @@ final class DraDemo {
 
   void run(Path work, Path root, DflFixture fpga) throws Exception {
     // The mock server logs every request through java.util.logging: keep it out of the output.
-    MOCK_SERVER_LOG.setLevel(Level.WARNING);
-    KubernetesMockServer api =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            new KubernetesCrudDispatcher(),
-            false);
-    api.init();
+    KubernetesMockServer api = MockApiServers.startCrud();
     Path dra = work.resolve("dra");
     try (KubernetesClient client = api.createClient();
         FakeKubelet kubelet =

@@ -49,6 +49,9 @@ public final class LegacyRegistration extends SocketRegistration {
   private boolean servingFailed;
   private boolean handoverPending;
 
+  /** Whether this trigger's attempt was already repeated because the kubelet was starting. */
+  private boolean retriedAsKubeletStarted;
+
   public LegacyRegistration(RegistrationContext ctx) {
     super(ctx, ctx.config.pluginDir(), "legacy", " and registering it", " and registers it");
     this.owner =
@@ -123,6 +126,7 @@ public final class LegacyRegistration extends SocketRegistration {
       return;
     }
     cancelPending();
+    retriedAsKubeletStarted = false;
     attempt(reason);
   }
 
@@ -167,6 +171,12 @@ public final class LegacyRegistration extends SocketRegistration {
                 // A stale kubelet.sock (the kubelet stopped or is restarting): as when the file
                 // is missing, a wait, not an error; its creation will trigger the next attempt.
                 waitForKubelet(" does not accept connections (kubelet stopped or restarting)");
+              } else if (e instanceof LegacyRegister.Unreachable && !retriedAsKubeletStarted) {
+                // Refused by the kubelet.sock that accepts connections now: a kubelet binds its
+                // socket (the file appears, the attempt starts) a moment before it listens. Once
+                // per trigger, try again at once instead of reporting an error.
+                retriedAsKubeletStarted = true;
+                attempt("kubelet.sock accepts connections now");
               } else {
                 failed(e, true);
               }

@@ -31,6 +31,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -340,6 +342,17 @@ class ReliabilityRegressionTest {
    */
   @Test
   void twoInstancesStartingTogether_exactlyOneHoldsTheResourceSocket() throws Exception {
+    // Two threads of its own: with CompletableFuture's default executor, on JDK 25 and 2 cores,
+    // the second start never reached the barrier the first one waited at (10 s timeout).
+    ExecutorService starters = Executors.newFixedThreadPool(2);
+    try {
+      startTogether(starters);
+    } finally {
+      starters.shutdownNow();
+    }
+  }
+
+  private void startTogether(ExecutorService starters) throws Exception {
     for (int round = 0; round < 20; round++) {
       Path dir = Files.createDirectories(tmp.resolve("r" + round));
       CyclicBarrier barrier = new CyclicBarrier(2);
@@ -359,7 +372,8 @@ class ReliabilityRegressionTest {
                                 .registrationMode(RegistrationMode.LEGACY)
                                 .backend(TestBackend.of(RESOURCE, "d" + i))
                                 .start();
-                          }))
+                          },
+                          starters))
               .toList();
       List<DevicePluginHost> hosts = new ArrayList<>();
       for (CompletableFuture<DevicePluginHost> f : starts) {

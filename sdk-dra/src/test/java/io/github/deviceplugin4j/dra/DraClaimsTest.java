@@ -17,6 +17,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +26,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Prepare and unprepare as the kubelet sees them, over the driver's real Unix socket. */
 class DraClaimsTest {
+  // Threads of their own for the kubelet's concurrent calls: CompletableFuture's default
+  // executor ran them one at a time on JDK 25 with 2 cores (a call waiting at a gate then kept
+  // the next from being made at all).
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopCallers() {
+    callers.shutdownNow();
+  }
 
   @TempDir Path tmp;
   private Path plugins;
@@ -202,7 +213,7 @@ class DraClaimsTest {
             .map(
                 uid ->
                     CompletableFuture.supplyAsync(
-                        () -> kubelet.prepare(host.draSocket(), claim(uid))))
+                        () -> kubelet.prepare(host.draSocket(), claim(uid)), callers))
             .toList();
     await().atMost(Duration.ofSeconds(20)).until(() -> driver.prepared.size() == 1);
 

@@ -14,7 +14,10 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +26,15 @@ import org.junit.jupiter.api.io.TempDir;
  * time: in one JVM and across processes.
  */
 class DraLockTest {
+  // Threads of their own for the kubelet's concurrent calls: CompletableFuture's default
+  // executor ran them one at a time on JDK 25 with 2 cores (a call waiting at a gate then kept
+  // the next from being made at all).
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopCallers() {
+    callers.shutdownNow();
+  }
 
   @TempDir Path tmp;
 
@@ -57,11 +69,13 @@ class DraLockTest {
                 .rollingUpdate("new-pod")
                 .start()) {
       CompletableFuture<NodePrepareResourcesResponse> viaOld =
-          CompletableFuture.supplyAsync(() -> kubelet.prepare(oldPod.draSocket(), claim("a")));
+          CompletableFuture.supplyAsync(
+              () -> kubelet.prepare(oldPod.draSocket(), claim("a")), callers);
       await().atMost(Duration.ofSeconds(20)).until(() -> oldDriver.prepared.size() == 1);
 
       CompletableFuture<NodePrepareResourcesResponse> viaNew =
-          CompletableFuture.supplyAsync(() -> kubelet.prepare(newPod.draSocket(), claim("b")));
+          CompletableFuture.supplyAsync(
+              () -> kubelet.prepare(newPod.draSocket(), claim("b")), callers);
       await().atMost(Duration.ofSeconds(20)).until(DraLockTest::aThreadWaitsForTheClaimLock);
       assertThat(newDriver.prepared).isEmpty();
 
@@ -102,7 +116,8 @@ class DraLockTest {
         assertThat(said.readLine()).isEqualTo("locked");
 
         CompletableFuture<NodePrepareResourcesResponse> call =
-            CompletableFuture.supplyAsync(() -> kubelet.prepare(host.draSocket(), claim("a")));
+            CompletableFuture.supplyAsync(
+                () -> kubelet.prepare(host.draSocket(), claim("a")), callers);
         await().atMost(Duration.ofSeconds(20)).until(DraLockTest::aThreadWaitsForTheClaimLock);
         assertThat(driver.prepared).isEmpty();
         assertThat(call).isNotDone();

@@ -116,6 +116,7 @@ public final class UdsServer {
       Path bindPath, List<ServerServiceDefinition> services, EventLoopGroup group)
       throws IOException {
     TransportLogs.install();
+    DirectMemoryCheck.once();
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(UnixDomainSocketAddress.of(bindPath))
             .channelType(NioServerDomainSocketChannel.class)

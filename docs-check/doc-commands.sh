@@ -80,9 +80,9 @@ doc "$page" 'java -jar target/fake-kubelet.jar conform -- java -jar target/accel
 # not run here: java -jar examples/fpga/target/deviceplugin4j-example-fpga.jar --root=/ --mode=af: needs a node's /sys and a kubelet
 # not run here: java -jar examples/nic/target/deviceplugin4j-example-nic.jar --config=nic.properties: needs a node's /sys and a kubelet
 # not run here: java -jar examples/infiniband/target/deviceplugin4j-example-infiniband.jar --mode=shared --slots=8: needs a node's /sys and a kubelet
-# not run here: docker build -t deviceplugin4j-example-fpga:0.1.0 examples/fpga: needs a container builder
-# not run here: docker build -t deviceplugin4j-example-nic:0.1.0 examples/nic: needs a container builder
-# not run here: docker build -t deviceplugin4j-example-infiniband:0.1.0 examples/infiniband: needs a container builder
+# not run here: docker build --build-context aot=examples/aot -t deviceplugin4j-example-fpga:0.1.0 examples/fpga: needs a container builder
+# not run here: docker build --build-context aot=examples/aot -t deviceplugin4j-example-nic:0.1.0 examples/nic: needs a container builder
+# not run here: docker build --build-context aot=examples/aot -t deviceplugin4j-example-infiniband:0.1.0 examples/infiniband: needs a container builder
 # not run here: kubectl apply -f examples/fpga/k8s/daemonset.yaml: needs a cluster
 # not run here: kubectl apply -f examples/fpga/k8s/pod.yaml: needs a cluster
 # not run here: kubectl apply -f examples/nic/k8s/configmap.yaml -f examples/nic/k8s/daemonset.yaml: needs a cluster

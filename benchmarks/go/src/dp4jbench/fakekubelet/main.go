@@ -11,7 +11,9 @@
 //
 // Lines printed (times in ns since kubelet.sock was served):
 //
-//	registered resource=<r> endpoint=<e> register=<ns> options=<ns> list=<ns>   the first registration
+//	registered resource=<r> endpoint=<e> register=<ns> options=<ns> list=<ns> register_unix=<ns> list_unix=<ns>
+//	  the first registration; *_unix are wall-clock instants (ns since the epoch), for a process
+//	  start timed by another program on the same machine
 //	cold first=<ns>   with -cold-idle: one Allocate right after the first list
 //	idle allocate=<ns> idle_seconds=<s>   with -cold-idle: one Allocate after the idle time
 //	series i=<n> allocate=<ns>   with -cold-idle and -series: the Allocates after that one, in order
@@ -168,8 +170,9 @@ func main() {
 	if err != nil {
 		fail(err.Error())
 	}
-	fmt.Printf("registered resource=%s endpoint=%s register=%d options=%d list=%d\n", r.resource, r.endpoint,
-		r.register.Sub(served), r.options.Sub(served), r.list.Sub(served))
+	fmt.Printf("registered resource=%s endpoint=%s register=%d options=%d list=%d register_unix=%d list_unix=%d\n",
+		r.resource, r.endpoint, r.register.Sub(served), r.options.Sub(served), r.list.Sub(served),
+		r.register.UnixNano(), r.list.UnixNano())
 	if *coldIdle >= 0 {
 		if len(r.devices) == 0 {
 			fail("the plugin listed no device")

@@ -59,9 +59,15 @@ final class PluginUnderAttack implements AutoCloseable {
     List<String> cmd;
     if (goStub().isEmpty()) {
       cmd = new ArrayList<>(node.command(PLUGIN));
-      // The images' flags instead of the test default's two.
+      // The images' JDK and flags instead of the test default's.
       cmd.removeIf(a -> a.startsWith("-XX:"));
       cmd.addAll(1, imageFlags());
+      Path java = imageJava();
+      cmd.set(0, java.toString());
+      if (!isImageJdk(java)) {
+        // The flags are the JDK 25 image's; an older JDK skips the ones it does not know.
+        cmd.add(1, "-XX:+IgnoreUnrecognizedVMOptions");
+      }
     } else {
       cmd =
           List.of(
@@ -93,6 +99,29 @@ final class PluginUnderAttack implements AutoCloseable {
     }
   }
 
+  /** System property: the {@code java} launcher of the images' JDK (25). */
+  static final String IMAGE_JAVA_PROPERTY = "reliability.imageJava";
+
+  private static final Path TEMURIN_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java");
+
+  /**
+   * The launcher of the JDK the images run (JDK 25; {@value #IMAGE_JAVA_PROPERTY} names another),
+   * or, where none is installed, this test's own JDK: the images' flags run on it with the ones it
+   * does not know skipped, and {@link #name()} says so.
+   */
+  static Path imageJava() {
+    String named = System.getProperty(IMAGE_JAVA_PROPERTY, "");
+    Path java = named.isBlank() ? TEMURIN_25 : Path.of(named.trim());
+    return Files.isExecutable(java)
+        ? java
+        : Path.of(System.getProperty("java.home"), "bin", "java");
+  }
+
+  private static boolean isImageJdk(Path java) {
+    return !java.startsWith(Path.of(System.getProperty("java.home")))
+        || Runtime.version().feature() >= 25;
+  }
+
   /** The JVM flags of examples/fpga/Dockerfile's {@code JDK_JAVA_OPTIONS}. */
   static List<String> imageFlags() throws IOException {
     Path dockerfile = PLUGIN.jar().getParent().getParent().resolve("Dockerfile");
@@ -117,7 +146,13 @@ final class PluginUnderAttack implements AutoCloseable {
 
   /** Which plugin this is, for the table. */
   String name() {
-    return goStub().isEmpty() ? "deviceplugin4j (FPGA example)" : "grpc-go stub";
+    if (!goStub().isEmpty()) {
+      return "grpc-go stub";
+    }
+    Path java = imageJava();
+    return isImageJdk(java)
+        ? "deviceplugin4j (FPGA example)"
+        : "deviceplugin4j (FPGA example, JDK " + Runtime.version().feature() + ": no JDK 25)";
   }
 
   /** Whether the SDK's bounds are asserted: for the SDK's plugin, not for the peer row. */

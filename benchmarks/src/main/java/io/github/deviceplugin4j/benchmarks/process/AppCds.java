@@ -221,37 +221,6 @@ final class AppCds {
     }
   }
 
-  /**
-   * JDK 25's AOT cache (JEP 483/514/515: classes loaded and linked, method profiles) of the jar,
-   * trained like the image build's archive: {@code <jdk25>/bin/java <recommended flags without
-   * -Xshare:auto> -XX:AOTCacheOutput=<cache> -cp <jar> CdsTraining}; the JVM writes the cache as
-   * the training exits. The plugin runs with the same flags and {@code -XX:AOTCache=<cache>}.
-   *
-   * @param ctx the run (its directories)
-   * @param jar the plugin jar
-   * @param java the JDK 25 {@code java} launcher
-   * @return the flag set that runs the plugin on that JDK with the cache
-   */
-  static JvmFlags.FlagSet aotCache(BenchContext ctx, Path jar, Path java) throws Exception {
-    Path dir = ctx.newDir("a");
-    Path cache = dir.resolve("plugin.aot");
-    Path log = dir.resolve("train.log");
-    List<String> command = new ArrayList<>();
-    command.add(java.toString());
-    // JDK 25 refuses -XX:AOTCacheOutput and -XX:AOTCache next to any -Xshare option.
-    List<String> flags = new ArrayList<>(JvmFlags.RECOMMENDED.flags());
-    flags.remove("-Xshare:auto");
-    command.addAll(flags);
-    command.add("-XX:AOTCacheOutput=" + cache);
-    command.add("-cp");
-    command.add(jar.toString());
-    command.add(TRAINING_MAIN);
-    int exit = runStep(command, log, TRAINING_MAIN + " on JDK 25", 120);
-    check(exit, cache, tail(log));
-    flags.add("-XX:AOTCache=" + cache);
-    return new JvmFlags.FlagSet("JDK 25 + AOT cache", flags, java.toString());
-  }
-
   private static void check(int exit, Path jsa, String log) throws IOException {
     if (exit != 0) {
       throw new IllegalStateException(

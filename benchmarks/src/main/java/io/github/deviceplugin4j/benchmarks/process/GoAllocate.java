@@ -25,8 +25,8 @@ import java.util.stream.Collectors;
  *   <li>{@code go-stub}: the Go {@code stub-plugin} (grpc-go), 4 devices;
  *   <li>{@code sdk-declarative}: {@link DeclarativeMain} (the SDK, no Allocator), 4 devices, JVM
  *       defaults;
- *   <li>{@code fpga-example}: the FPGA example jar (2 devices) with the image's flags and its
- *       AppCDS archive;
+ *   <li>{@code fpga-example}: the FPGA example jar (2 devices) as its image runs ({@link
+ *       GoFlags#shipped});
  *   <li>{@code baseline}: {@link BaselineMain} (grpc-java, no SDK), 4 devices, JVM defaults.
  * </ul>
  */
@@ -63,7 +63,7 @@ public final class GoAllocate {
     Sizes sizes = ctx.sizes();
     Path dir = ctx.newDir("ga");
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
+    JvmFlags.FlagSet image = GoFlags.shipped(ctx, node.jar());
     String cp = String.join(java.io.File.pathSeparator, MultiResourceScenario.classPath());
     List<Plugin> plugins = new ArrayList<>();
     try (FakeKubelet kubelet = FakeKubelet.builder().pluginDir(dir.resolve("p")).start()) {
@@ -104,7 +104,7 @@ public final class GoAllocate {
             new Plugin(
                 FPGA,
                 FpgaNode.RESOURCE,
-                "image flags + AppCDS",
+                image.name(),
                 node.start(image, pd, null, ctx.newDir("f"))));
         plugins.add(
             new Plugin(
@@ -249,7 +249,8 @@ public final class GoAllocate {
                 + Fmt.count(sizes.allocateWarmup())
                 + " warm-up calls; latencies in µs. go-stub: a minimal grpc-go plugin;"
                 + " sdk-declarative: the SDK with no Allocator; fpga-example: the FPGA example jar"
-                + " with the image's JVM flags and AppCDS archive; baseline: hand-written grpc-java"
+                + " as its image runs (JDK 25: its Dockerfile's flags and AOT cache; without a JDK"
+                + " 25, the JDK 17 images' flags and AppCDS archive); baseline: hand-written grpc-java"
                 + " plugin. Ratio rows: plugin / go-stub.",
             cols.toArray(String[]::new));
     for (int c : sizes.concurrencies()) {

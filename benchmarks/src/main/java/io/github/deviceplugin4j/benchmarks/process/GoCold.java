@@ -11,11 +11,12 @@ import java.util.Optional;
 
 /**
  * The {@code cold} scenario (with {@code --client=go}): only the cold Allocate table of {@link
- * GoFlags}, for the Go stub and the FPGA example under the image's flags (and, with {@value
- * #ALL_PROPERTY}{@code =true}, every flag set of {@code flags}). It takes a few minutes instead of
- * the quarter of an hour of {@code flags}, so a change to the first call's path can be measured on
- * its own. With {@value GoFlags#SETS_PROPERTY}, the file's candidate flag sets are measured too,
- * after the Go stub and the image's flags.
+ * GoFlags} (with its start → registered columns), for the Go stub, the FPGA example under the JDK
+ * 17 images' flags and, when a JDK 25 is installed, the JDK 25 image with its AOT cache (and, with
+ * {@value #ALL_PROPERTY}{@code =true}, every flag set of {@code flags}). It takes a few minutes
+ * instead of the quarter of an hour of {@code flags}, so a change to the first call's path can be
+ * measured on its own. With {@value GoFlags#SETS_PROPERTY}, the file's candidate flag sets are
+ * measured too, after the Go stub and the image's flags.
  */
 public final class GoCold implements Scenario {
 
@@ -49,10 +50,14 @@ public final class GoCold implements Scenario {
         configs.add(c);
       }
     }
+    JvmFlags.FlagSet image25 = GoFlags.image25(ctx, image);
     String setsFile = System.getProperty(GoFlags.SETS_PROPERTY);
     if (setsFile != null) {
-      configs.addAll(GoFlags.parseSets(Files.readAllLines(Path.of(setsFile)), image));
+      configs.addAll(GoFlags.parseSets(Files.readAllLines(Path.of(setsFile)), image, image25));
+    } else if (image25 != null) {
+      configs.add(new GoFlags.Config(GoFlags.AOT_ROW, image25, true));
     }
+    GoFlags.trainAll(ctx, node.jar(), configs);
     GoFlags.cold(ctx, report, found.get(), node, configs);
   }
 }

@@ -33,10 +33,11 @@ import java.util.stream.Collectors;
  *       Sizes#coldIdleSeconds()} idle, in {@link Sizes#coldAllocates()} fresh processes each.
  * </ul>
  *
- * <p>Flag sets: the JDK 17 defaults; the image's flags (with its AppCDS archive); the image's flags
+ * <p>Flag sets: the JDK 17 defaults; the JDK 17 images' flags (with their AppCDS archive); those
  * with C2 allowed and kept lean ({@link #C2_LEAN}); the same with Netty's pooled allocator; and,
- * when a JDK 25 is installed ({@value #JDK25_PROPERTY}, default Temurin 25's path), the image's
- * flags on JDK 25 with an AOT cache trained like the image build's AppCDS archive.
+ * when a JDK 25 is installed ({@value #JDK25_PROPERTY}, default Temurin 25's path), the JDK 25
+ * image: the flags of the FPGA example's Dockerfile on JDK 25, with the AOT cache that the
+ * Dockerfiles' training script ({@link AotTraining}) makes for them, and without it.
  */
 public final class GoFlags implements Scenario {
 
@@ -63,10 +64,23 @@ public final class GoFlags implements Scenario {
     return "flags";
   }
 
-  /** A row: a flag set of the FPGA example, or the Go stub (flags null). */
-  record Config(String name, JvmFlags.FlagSet flags) {
+  /**
+   * A row: a flag set of the FPGA example, or the Go stub (flags null); {@code aot}: the set gets
+   * the start-up cache that the training script makes for its launcher and flags ({@link
+   * AotTraining}) before it is measured.
+   */
+  record Config(String name, JvmFlags.FlagSet flags, boolean aot) {
+    Config(String name, JvmFlags.FlagSet flags) {
+      this(name, flags, false);
+    }
+
     boolean go() {
       return flags == null;
+    }
+
+    /** This row with its cache trained, when it asks for one. */
+    Config trained(BenchContext ctx, Path jar) throws Exception {
+      return aot ? new Config(name, AotTraining.train(ctx, jar, flags, name), false) : this;
     }
   }
 
@@ -79,8 +93,53 @@ public final class GoFlags implements Scenario {
   /** System property naming a JDK 25 {@code java} launcher for the AOT cache row. */
   public static final String JDK25_PROPERTY = "bench.jdk25";
 
-  /** Name of the optional row: the image's flags on JDK 25 with an AOT cache instead of AppCDS. */
-  public static final String AOT_ROW = "JDK 25, image flags + AOT cache";
+  /** Name of the JDK 25 image's row: its Dockerfile's flags and its AOT cache. */
+  public static final String AOT_ROW = "JDK 25 image (AOT cache)";
+
+  /**
+   * The JDK 25 image's flags read from the FPGA example's Dockerfile, or null when no JDK 25 is
+   * installed.
+   */
+  static JvmFlags.FlagSet image25(BenchContext ctx, JvmFlags.FlagSet image) throws Exception {
+    return Files.isExecutable(jdk25())
+        ? image25(AotTraining.imageFlags(ctx.examplesDir()), image)
+        : null;
+  }
+
+  /**
+   * The FPGA example as its image ships: on JDK 25 (when installed) the flags of its Dockerfile
+   * with the AOT cache the Dockerfile's training script makes, else the JDK 17 images' flags with
+   * their AppCDS archive. The Go-client {@code allocate} and {@code restart} scenarios measure it.
+   *
+   * @param ctx the run
+   * @param jar the FPGA example's jar
+   * @return the flag set, named for the report
+   */
+  static JvmFlags.FlagSet shipped(BenchContext ctx, Path jar) throws Exception {
+    JvmFlags.FlagSet image = AppCds.image(ctx, jar).flags();
+    JvmFlags.FlagSet image25 = image25(ctx, image);
+    return image25 == null
+        ? image.withFlags("JDK 17 image flags + AppCDS", image.flags())
+        : AotTraining.train(ctx, jar, image25, AOT_ROW);
+  }
+
+  /** Trains the cache of every row that asks for one, in place. */
+  static void trainAll(BenchContext ctx, Path jar, List<Config> configs) throws Exception {
+    for (int i = 0; i < configs.size(); i++) {
+      configs.set(i, configs.get(i).trained(ctx, jar));
+    }
+  }
+
+  /** Name of the JDK 25 image's flags without the cache. */
+  public static final String JDK25_NO_CACHE_ROW = "JDK 25 image flags, no cache";
+
+  /**
+   * The JDK 25 image's flags, untrained: the FPGA example Dockerfile's {@code JDK_JAVA_OPTIONS} on
+   * the JDK 25 launcher, with the JDK 17 image's environment (its HTTP endpoint on).
+   */
+  static JvmFlags.FlagSet image25(List<String> dockerfileFlags, JvmFlags.FlagSet image) {
+    return new JvmFlags.FlagSet("JDK 25 image", dockerfileFlags, jdk25().toString(), image.env());
+  }
 
   /** The flag sets compared, given the image's AppCDS flags. */
   static List<Config> configs(JvmFlags.FlagSet image) {
@@ -129,17 +188,17 @@ public final class GoFlags implements Scenario {
     Sizes sizes = ctx.sizes();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
     JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
+    JvmFlags.FlagSet image25 = image25(ctx, image);
     String setsFile = System.getProperty(SETS_PROPERTY);
     List<Config> configs = new ArrayList<>(configs(image));
     if (setsFile != null) {
       configs.removeIf(c -> !CANDIDATE_BASELINES.contains(c.name()));
-      configs.addAll(parseSets(Files.readAllLines(Path.of(setsFile)), image));
-    } else if (Files.isExecutable(jdk25())) {
-      JvmFlags.FlagSet aot = AppCds.aotCache(ctx, node.jar(), jdk25());
-      configs.add(
-          new Config(
-              AOT_ROW, new JvmFlags.FlagSet(aot.name(), aot.flags(), aot.java(), image.env())));
+      configs.addAll(parseSets(Files.readAllLines(Path.of(setsFile)), image, image25));
+    } else if (image25 != null) {
+      configs.add(new Config(AOT_ROW, image25, true));
+      configs.add(new Config(JDK25_NO_CACHE_ROW, image25));
     }
+    trainAll(ctx, node.jar(), configs);
     Map<Config, List<String>> rows = new LinkedHashMap<>();
     Path dump =
         System.getProperty(DUMP_PROPERTY) == null
@@ -182,11 +241,13 @@ public final class GoFlags implements Scenario {
                 + " restarts after "
                 + GoRestart.WARM_UP
                 + " warm-up ones, kubelet.sock served → first ListAndWatch list; ms. \"image"
-                + " flags\" is what the example images run: "
+                + " flags\" is what the example images ran on JDK 17 (until issue 37): "
                 + String.join(" ", JvmFlags.RECOMMENDED.flags())
-                + " and the image build's AppCDS archive; the JDK 25 row (when a JDK 25 is"
-                + " installed) runs the same flags with an AOT cache (-XX:AOTCache) trained by the"
-                + " same CdsTraining run (-XX:AOTCacheOutput) instead of the AppCDS archive.",
+                + " and the image build's AppCDS archive (JDK 17); the JDK 25 rows (when a JDK 25"
+                + " is installed) run the flags of examples/fpga/Dockerfile, "
+                + (image25 == null ? "(none here)" : String.join(" ", image25.flags()))
+                + ", with the AOT cache examples/aot/train.sh writes for them (-XX:AOTCache), as"
+                + " the JDK 25 image does, and without it.",
             "plugin / flags",
             "c=1 p50",
             "c=1 p99",
@@ -210,11 +271,13 @@ public final class GoFlags implements Scenario {
    * System property naming a file of candidate flag sets: the table then has the Go stub, the
    * image's flags, C2 lean and these, instead of its usual rows (and no JDK 25 row). One set per
    * line, {@code name | tokens}; blank lines and lines starting with {@code #} are skipped. The
-   * tokens change the image's flags (with its AppCDS archive): {@code !<flag>} removes that flag
-   * ({@code !<prefix>*} every flag starting with the prefix, e.g. {@code
-   * !-XX:SharedArchiveFile=*}), {@code +C2_LEAN} adds {@link #C2_LEAN} (after removing {@link
-   * #C1_ONLY}), {@code KEY=VALUE} is an environment entry (glibc's {@code MALLOC_ARENA_MAX}, ...),
-   * anything else is appended as a JVM flag.
+   * tokens change the JDK 17 image's flags (with its AppCDS archive), or, when the first token is
+   * {@code @jdk25}, the JDK 25 image's (its Dockerfile's flags on the JDK 25 launcher, with the
+   * cache the training script makes for the set's final flags; {@code @no-cache} leaves the cache
+   * out): {@code !<flag>} removes that flag ({@code !<prefix>*} every flag starting with the
+   * prefix, e.g. {@code !-XX:SharedArchiveFile=*}), {@code +C2_LEAN} adds {@link #C2_LEAN} (after
+   * removing {@link #C1_ONLY}), {@code KEY=VALUE} is an environment entry (glibc's {@code
+   * MALLOC_ARENA_MAX}, ...), anything else is appended as a JVM flag.
    */
   public static final String SETS_PROPERTY = "bench.flags.sets";
 
@@ -240,6 +303,20 @@ public final class GoFlags implements Scenario {
    * @return one row per set
    */
   static List<Config> parseSets(List<String> lines, JvmFlags.FlagSet image) {
+    return parseSets(lines, image, null);
+  }
+
+  /**
+   * Parses candidate flag sets (see {@link #SETS_PROPERTY}).
+   *
+   * @param lines the file's lines
+   * @param image17 the JDK 17 image's flags, which each set changes
+   * @param image25 the JDK 25 image's flags, which a set starting with {@code @jdk25} changes; null
+   *     when no JDK 25 is installed (such a set is then an error naming {@value #JDK25_PROPERTY})
+   * @return one row per set
+   */
+  static List<Config> parseSets(
+      List<String> lines, JvmFlags.FlagSet image17, JvmFlags.FlagSet image25) {
     List<Config> sets = new ArrayList<>();
     for (String line : lines) {
       String l = line.strip();
@@ -252,12 +329,29 @@ public final class GoFlags implements Scenario {
             "flag set line without '|' in " + SETS_PROPERTY + ": '" + l + "'; write name | tokens");
       }
       String name = l.substring(0, bar).strip();
+      List<String> tokens = new ArrayList<>(List.of(l.substring(bar + 1).strip().split("\\s+")));
+      boolean jdk25 = !tokens.isEmpty() && tokens.get(0).equals("@jdk25");
+      if (jdk25) {
+        tokens.remove(0);
+        if (image25 == null) {
+          throw new IllegalArgumentException(
+              "flag set '"
+                  + name
+                  + "' runs on JDK 25, and there is none: install one or name its java with -D"
+                  + JDK25_PROPERTY);
+        }
+      }
+      boolean aot = jdk25 && !tokens.remove("@no-cache");
+      JvmFlags.FlagSet image = jdk25 ? image25 : image17;
       List<String> flags = new ArrayList<>(image.flags());
       // The image's environment too (its HTTP endpoint): sets differ in their flags only.
       Map<String, String> env = new LinkedHashMap<>(image.env());
-      for (String t : l.substring(bar + 1).strip().split("\\s+")) {
+      for (String t : tokens) {
         if (t.isEmpty()) {
           continue;
+        } else if (t.startsWith("@")) {
+          throw new IllegalArgumentException(
+              "flag set '" + name + "': " + t + " is not a token (@jdk25 first, or @no-cache)");
         } else if (t.equals("+C2_LEAN")) {
           flags.removeAll(C1_ONLY);
           flags.addAll(C2_LEAN);
@@ -277,7 +371,7 @@ public final class GoFlags implements Scenario {
           flags.add(t);
         }
       }
-      sets.add(new Config(name, new JvmFlags.FlagSet(name, flags, image.java(), env)));
+      sets.add(new Config(name, new JvmFlags.FlagSet(name, flags, image.java(), env), aot));
     }
     return sets;
   }
@@ -424,8 +518,12 @@ public final class GoFlags implements Scenario {
     Map<Config, long[]> first = new LinkedHashMap<>();
     Map<Config, long[]> idle = new LinkedHashMap<>();
     Map<Config, long[][]> series = new LinkedHashMap<>();
+    Map<Config, long[]> registered = new LinkedHashMap<>();
+    Map<Config, long[]> listed = new LinkedHashMap<>();
     configs.forEach(
         c -> {
+          registered.put(c, new long[n]);
+          listed.put(c, new long[n]);
           first.put(c, new long[n]);
           idle.put(c, new long[n]);
           series.put(c, new long[n][]);
@@ -454,6 +552,8 @@ public final class GoFlags implements Scenario {
                   Map.of(),
                   log);
           GoLines.awaitFile(pd.resolve("kubelet.sock"), kubelet, GoAllocate.SETUP);
+          // Wall-clock time, as the Go fake kubelet prints its registration's instant.
+          long started = wallNanos();
           JavaProcess plugin =
               c.go()
                   ? JavaProcess.exec(
@@ -470,6 +570,9 @@ public final class GoFlags implements Scenario {
           // The next start waits for this one's first Allocate: starts never overlap.
           try {
             first.get(c)[i] = awaitLine(c, kubelet, plugin, log, "cold").nanos("first");
+            GoLines.Line reg = GoLines.parse(GoLines.read(log), "registered").get(0);
+            registered.get(c)[i] = reg.nanos("register_unix") - started;
+            listed.get(c)[i] = reg.nanos("list_unix") - started;
           } catch (Exception | Error e) {
             plugin.close();
             kubelet.close();
@@ -504,9 +607,15 @@ public final class GoFlags implements Scenario {
                 + COLD_PARALLEL
                 + " idle at once, and none starts within "
                 + COLD_QUIET.toSeconds()
-                + " s of another's call after idle); µs. Ratio: row / go-stub, p50.",
+                + " s of another's call after idle); µs. Start → registered: from right before"
+                + " the harness starts the process to the Register's arrival at the fake kubelet,"
+                + " and to its first ListAndWatch list there (a node booting, a plugin upgrade),"
+                + " both clocks the machine's wall clock; ms. Ratio: row / go-stub, p50.",
             "plugin / flags",
             "processes",
+            "start → registered p50 (ms)",
+            "max (ms)",
+            "start → listed p50 (ms)",
             "first Allocate p50",
             "max",
             "after idle p50",
@@ -518,10 +627,14 @@ public final class GoFlags implements Scenario {
     for (Config c : configs) {
       Stats f = Stats.of(first.get(c));
       Stats d = Stats.of(idle.get(c));
+      Stats r = Stats.of(registered.get(c));
       rows.add(
           List.of(
               c.name(),
               Integer.toString(n),
+              Fmt.ms(r.percentile(50)),
+              Fmt.ms(r.max()),
+              Fmt.ms(Stats.of(listed.get(c)).percentile(50)),
               Fmt.us(f.percentile(50)),
               Fmt.us(f.max()),
               Fmt.us(d.percentile(50)),
@@ -536,8 +649,28 @@ public final class GoFlags implements Scenario {
             Fmt.ratio(ratio),
             ratio <= 2.0);
       }
+      if (c.name().equals(AOT_ROW)) {
+        double ratio = (double) f.percentile(50) / goFirst.percentile(50);
+        report.target(
+            "Go kubelet: first Allocate of a fresh process, JDK 25 image (AOT cache), p50",
+            "≤ 1.5× Go stub",
+            Fmt.ratio(ratio),
+            ratio <= 1.5);
+        long ms = r.percentile(50) / 1_000_000;
+        report.target(
+            "Go kubelet: process start → registered, JDK 25 image (AOT cache), p50, idle machine",
+            "≤ 400 ms",
+            ms + " ms",
+            ms <= 400);
+      }
     }
     seriesTable(report, sizes, configs, series);
+  }
+
+  /** The wall clock in ns since the epoch (microsecond resolution on Linux). */
+  static long wallNanos() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
   }
 
   /**

@@ -18,7 +18,7 @@ import java.util.Map;
  * connection, delete every socket in the directory, serve kubelet.sock again) and times each step
  * of the plugin's re-registration from the moment kubelet.sock is served: Register received,
  * GetDevicePluginOptions answered (the kubelet answers Register right after), first ListAndWatch
- * list received. Plugins: the FPGA example jar with the image's flags and AppCDS archive (legacy
+ * list received. Plugins: the FPGA example jar as its image runs ({@link GoFlags#shipped}; legacy
  * registration), and the Go stub plugin (inotify on the directory).
  */
 public final class GoRestart {
@@ -66,7 +66,7 @@ public final class GoRestart {
   public static void run(BenchContext ctx, Report report, GoPrograms go) throws Exception {
     int n = ctx.sizes().restarts();
     FpgaNode node = new FpgaNode(ctx.newDir("n"), ctx.exampleJar("fpga"));
-    JvmFlags.FlagSet image = AppCds.image(ctx, node.jar()).flags();
+    JvmFlags.FlagSet image = GoFlags.shipped(ctx, node.jar());
     List<List<String>> rows =
         report.table(
             TITLE,
@@ -82,8 +82,10 @@ public final class GoRestart {
                 + " warm-up restarts, each after "
                 + PAUSE
                 + " of idle (a kubelet is down for seconds when it restarts; back to back, the"
-                + " plugin would never be idle between restarts); ms. fpga-example: the FPGA example jar, image flags +"
-                + " AppCDS, legacy registration; go-stub: grpc-go plugin re-registering on"
+                + " plugin would never be idle between restarts); ms. fpga-example: the FPGA example"
+                + " jar as its image runs ("
+                + image.name()
+                + "), legacy registration; go-stub: grpc-go plugin re-registering on"
                 + " inotify's create event of kubelet.sock.",
             "plugin",
             "restarts",

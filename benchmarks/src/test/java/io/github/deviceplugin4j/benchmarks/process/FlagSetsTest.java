@@ -19,6 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FlagSetsTest {
 
+  private static final Path EXAMPLES = Path.of("..", "examples");
+
   private static final JvmFlags.FlagSet IMAGE =
       new JvmFlags.FlagSet(
           "image", List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
@@ -109,23 +111,85 @@ class FlagSetsTest {
   }
 
   @Test
-  void everyExampleImage_runsExactlyTheRecommendedFlags() throws Exception {
-    // The images' flags are written out in each Dockerfile (a build context of its own) and in
-    // RECOMMENDED, which the scenarios measure: they must not drift apart.
+  void everyExampleImage_runsTheFlagsTheHarnessReadsFromTheFpgaDockerfile() throws Exception {
+    // The images' flags are written out in each Dockerfile (a build context of its own); the
+    // harness reads the FPGA example's (AotTraining.imageFlags): they must not drift apart.
     List<Path> dockerfiles;
-    try (var listed = Files.list(Path.of("..", "examples"))) {
+    try (var listed = Files.list(EXAMPLES)) {
       dockerfiles =
           listed.map(d -> d.resolve("Dockerfile")).filter(Files::isRegularFile).sorted().toList();
     }
-    Pattern env = Pattern.compile("(?m)^ENV JDK_JAVA_OPTIONS=\"([^\"]*)\"");
+    List<String> measured = AotTraining.imageFlags(EXAMPLES);
 
     assertThat(dockerfiles).hasSizeGreaterThanOrEqualTo(5);
+    assertThat(measured)
+        .contains("-XX:+UseCompactObjectHeaders")
+        .noneMatch(f -> f.startsWith("-Xshare"));
     for (Path dockerfile : dockerfiles) {
-      Matcher m = env.matcher(Files.readString(dockerfile));
-      assertThat(m.find()).as(dockerfile + " sets JDK_JAVA_OPTIONS").isTrue();
-      List<String> flags = List.of(m.group(1).replace("\\\n", " ").trim().split("\\s+"));
-      assertThat(flags).as(dockerfile.toString()).isEqualTo(JvmFlags.RECOMMENDED.flags());
+      String text = Files.readString(dockerfile);
+      assertThat(text).as(dockerfile.toString()).contains("FROM eclipse-temurin:25-jre");
+      assertThat(AotTraining.jdkJavaOptions(text)).as(dockerfile.toString()).isEqualTo(measured);
     }
+  }
+
+  @Test
+  void everyImageWithACache_trainsItWithTheScriptForItsJarAndRunsWithIt() throws Exception {
+    Pattern copy = Pattern.compile("(?m)^COPY target/\\S+ (\\S+)$");
+    Pattern train = Pattern.compile("(?m)^    sh /tmp/train\\.sh java (\\S+) (\\S+)$");
+    Pattern entry =
+        Pattern.compile(
+            "ENTRYPOINT \\[\"java\", \"-XX:AOTCache=([^\"]+)\",[\\s\\\\]+\"-jar\","
+                + " \"([^\"]+)\"\\]");
+    int withCache = 0;
+    for (String example : List.of("fpga", "nic", "infiniband", "generic")) {
+      String text = Files.readString(EXAMPLES.resolve(example).resolve("Dockerfile"));
+      Matcher c = copy.matcher(text);
+      Matcher t = train.matcher(text);
+      Matcher e = entry.matcher(text);
+      assertThat(c.find() && t.find() && e.find()).as(example + "'s Dockerfile").isTrue();
+      // The cache serves the jar it was trained on, at the same path; the plugin maps that cache.
+      assertThat(t.group(1)).as(example).isEqualTo(c.group(1)).isEqualTo(e.group(2));
+      assertThat(t.group(2)).as(example).isEqualTo(e.group(1));
+      assertThat(text).as(example).contains("source=train.sh,target=/tmp/train.sh");
+      withCache++;
+    }
+    assertThat(withCache).isEqualTo(4);
+    assertThat(EXAMPLES.resolve(AotTraining.SCRIPT)).isRegularFile();
+  }
+
+  @Test
+  void parseSets_jdk25StartsFromTheJdk25ImageAndAsksForItsCache() {
+    JvmFlags.FlagSet image25 =
+        new JvmFlags.FlagSet(
+            "JDK 25 image",
+            List.of("-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders"),
+            "/jdk25/bin/java",
+            Map.of("METRICS_ADDRESS", "127.0.0.1:0"));
+    List<GoFlags.Config> sets =
+        GoFlags.parseSets(
+            List.of(
+                "cached | @jdk25 -XX:TieredStopAtLevel=1",
+                "uncached | @jdk25 @no-cache !-XX:+UseCompactObjectHeaders",
+                "seventeen | -Xmn2m"),
+            IMAGE,
+            image25);
+
+    assertThat(sets).extracting(GoFlags.Config::aot).containsExactly(true, false, false);
+    assertThat(sets.get(0).flags().java()).isEqualTo("/jdk25/bin/java");
+    assertThat(sets.get(0).flags().flags())
+        .containsExactly(
+            "-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders", "-XX:TieredStopAtLevel=1");
+    assertThat(sets.get(0).flags().env()).containsKey("METRICS_ADDRESS");
+    assertThat(sets.get(1).flags().flags()).containsExactly("-XX:+UseSerialGC");
+    assertThat(sets.get(2).flags().java()).isNull();
+    assertThat(sets.get(2).flags().flags())
+        .startsWith("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    assertThatThrownBy(() -> GoFlags.parseSets(List.of("x | @jdk25"), IMAGE, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(GoFlags.JDK25_PROPERTY);
+    assertThatThrownBy(() -> GoFlags.parseSets(List.of("x | -Xmn2m @jdk25"), IMAGE, image25))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("@jdk25 first");
   }
 
   @Test
@@ -139,7 +203,9 @@ class FlagSetsTest {
     for (Path f : files) {
       List<GoFlags.Config> sets =
           GoFlags.parseSets(
-              Files.readAllLines(f), JvmFlags.withAppCds("image", Path.of("app.jsa")));
+              Files.readAllLines(f),
+              JvmFlags.withAppCds("image", Path.of("app.jsa")),
+              GoFlags.image25(AotTraining.imageFlags(EXAMPLES), JvmFlags.RECOMMENDED));
       assertThat(sets).as(f.toString()).isNotEmpty();
     }
   }

@@ -62,6 +62,17 @@ public final class CdsTraining {
   static final String RESOURCE = "training.deviceplugin4j.io/device";
   static final long STEP_SECONDS = 10;
 
+  /**
+   * Pod admissions the kubelet side makes (GetPreferredAllocation, Allocate, PreStartContainer).
+   */
+  static final int ADMITS = 300;
+
+  /**
+   * Times the kubelet side serves {@code kubelet.sock} and accepts a Register: the first start and
+   * 30 restarts, each a re-registration for the plugin.
+   */
+  static final int KUBELET_STARTS = 31;
+
   private CdsTraining() {}
 
   /**
@@ -111,17 +122,17 @@ public final class CdsTraining {
     try (DevicePluginHost host = builder.start()) {
       Path socket = host.status(RESOURCE).socket();
       InetSocketAddress http = host.httpAddress().orElseThrow();
-      kubelet("legacy", socket.toString(), String.valueOf(http.getPort()));
+      kubelet(STEP_SECONDS * 6, "legacy", socket.toString(), String.valueOf(http.getPort()));
       Path kubeletSocket = pluginDir.resolve("kubelet.sock");
       Files.createSymbolicLink(kubeletSocket, socket);
       await(
           () -> host.status(RESOURCE).lastError().isPresent(),
           "a registration attempt on kubelet.sock");
       Files.delete(kubeletSocket);
-      kubelet("register", pluginDir.toString());
+      kubelet(STEP_SECONDS * (3 + KUBELET_STARTS), "register", pluginDir.toString());
       await(
-          () -> host.status(RESOURCE).registrations() >= 2,
-          "a registration, a kubelet restart and a registration again");
+          () -> host.status(RESOURCE).registrations() >= KUBELET_STARTS,
+          "a registration, then one after each of " + (KUBELET_STARTS - 1) + " kubelet restarts");
     }
   }
 
@@ -131,6 +142,11 @@ public final class CdsTraining {
    * archive's.
    */
   private static void kubelet(String... args) throws IOException, InterruptedException {
+    kubelet(STEP_SECONDS * 3, args);
+  }
+
+  private static void kubelet(long seconds, String... args)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-cp");
@@ -138,7 +154,7 @@ public final class CdsTraining {
     command.add(CdsTrainingKubelet.class.getName());
     command.addAll(List.of(args));
     Process p = new ProcessBuilder(command).inheritIO().start();
-    if (!p.waitFor(STEP_SECONDS * 3, TimeUnit.SECONDS)) {
+    if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new IllegalStateException("the kubelet side of the training did not end: " + command);
     }
@@ -158,7 +174,7 @@ public final class CdsTraining {
             .registrationMode(RegistrationMode.PLUGIN_WATCHER)
             .backend(new Backend())
             .start()) {
-      kubelet("watcher", host.status(RESOURCE).socket().toString());
+      kubelet(STEP_SECONDS * 6, "watcher", host.status(RESOURCE).socket().toString());
       // The kubelet side has ended (its kubelet.sock is gone) when kubelet() returns: ask whether
       // the registration happened, not whether it still holds, which a busy machine's plugin may
       // already have seen end.

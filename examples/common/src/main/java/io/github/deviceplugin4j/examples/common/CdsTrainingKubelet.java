@@ -57,17 +57,17 @@ public final class CdsTrainingKubelet {
    * Runs one step.
    *
    * @param args {@code legacy <socket> <port>}: options, ListAndWatch, preferred, Allocate and
-   *     pre-start, then {@code /metrics}, {@code /healthz} and {@code /readyz}; {@code watcher
-   *     <socket>}: GetInfo and NotifyRegistrationStatus, then the same calls; {@code register
-   *     <plugin directory>}: the kubelet's registration service on {@code kubelet.sock}, which
-   *     accepts a Register and dials the plugin back, then restarts as the kubelet does and accepts
-   *     the second Register
+   *     pre-start ({@link CdsTraining#ADMITS} admissions), then {@code /metrics}, {@code /healthz}
+   *     and {@code /readyz}; {@code watcher <socket>}: GetInfo and NotifyRegistrationStatus, then
+   *     the same calls; {@code register <plugin directory>}: the kubelet's registration service on
+   *     {@code kubelet.sock}, which accepts a Register and dials the plugin back, then restarts as
+   *     the kubelet does and accepts the next Register, {@link CdsTraining#KUBELET_STARTS} times
    */
   public static void main(String[] args) {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     try {
       if (args[0].equals("register")) {
-        registerTwice(Path.of(args[1]), group);
+        registerAcrossRestarts(Path.of(args[1]), group);
         System.exit(0);
       }
       ManagedChannel ch = channel(Path.of(args[1]), group);
@@ -107,12 +107,14 @@ public final class CdsTrainingKubelet {
   /**
    * Serves the kubelet's registration service on {@code kubelet.sock}, so that the plugin's side of
    * a successful Register (reading the answer, the dial-back, the readiness file) and of a kubelet
-   * restart (its socket deleted, {@code kubelet.sock} served again, a second Register) are in the
-   * class list: every plugin runs the first, and the second when its node's kubelet restarts.
+   * restart (its socket deleted, {@code kubelet.sock} served again, another Register) are in the
+   * class list and, on JDK 25, in the AOT cache's method profiles: every plugin runs the first, and
+   * the second when its node's kubelet restarts, rarely enough that the JIT never sees it often.
    */
-  private static void registerTwice(Path pluginDir, EventLoopGroup group) throws Exception {
+  private static void registerAcrossRestarts(Path pluginDir, EventLoopGroup group)
+      throws Exception {
     Path kubeletSocket = pluginDir.resolve("kubelet.sock");
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < CdsTraining.KUBELET_STARTS; round++) {
       if (round > 0) {
         // A restart: the kubelet deletes the sockets of the directory, then serves again.
         try (Stream<Path> files = Files.list(pluginDir)) {
@@ -159,13 +161,27 @@ public final class CdsTrainingKubelet {
     }
   }
 
-  /** The kubelet's calls on a plugin, in the order of a pod admission. */
+  /**
+   * The kubelet's calls on a plugin: options, the first list, then {@link CdsTraining#ADMITS} pod
+   * admissions (preferred allocation, Allocate, pre-start), enough for the request path's method
+   * profiles.
+   */
   private static void callAsTheKubelet(ManagedChannel ch) throws Exception {
     DevicePluginGrpc.DevicePluginBlockingStub stub =
         DevicePluginGrpc.newBlockingStub(ch)
             .withDeadlineAfter(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS);
     stub.getDevicePluginOptions(Empty.getDefaultInstance());
     firstList(ch);
+    for (int i = 0; i < CdsTraining.ADMITS; i++) {
+      // A deadline per admission: a busy build machine may take a while over all of them.
+      admit(
+          DevicePluginGrpc.newBlockingStub(ch)
+              .withDeadlineAfter(CdsTraining.STEP_SECONDS, TimeUnit.SECONDS));
+    }
+  }
+
+  /** One pod admission's calls, in the kubelet's order. */
+  private static void admit(DevicePluginGrpc.DevicePluginBlockingStub stub) {
     stub.getPreferredAllocation(
         io.github.deviceplugin4j.api.v1beta1.PreferredAllocationRequest.newBuilder()
             .addContainerRequests(

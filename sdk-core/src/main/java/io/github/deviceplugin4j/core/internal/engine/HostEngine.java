@@ -13,6 +13,7 @@ import io.github.deviceplugin4j.core.internal.Threads;
 import io.github.deviceplugin4j.core.internal.config.EngineConfig;
 import io.github.deviceplugin4j.core.internal.config.Shared;
 import io.github.deviceplugin4j.core.internal.registration.DirectoryWatcher;
+import io.github.deviceplugin4j.core.internal.registration.RegistrationRehearsal;
 import io.github.deviceplugin4j.core.internal.requests.ApiAdapter;
 import io.github.deviceplugin4j.core.internal.requests.SocketWarmUp;
 import io.github.deviceplugin4j.core.internal.transport.SocketFiles;
@@ -244,6 +245,7 @@ public final class HostEngine implements AutoCloseable {
     if (socketCalls > 0 && !plugins.isEmpty() && SOCKET_WARM_UP.compareAndSet(false, true)) {
       long budget = Long.getLong(WARM_UP_SOCKET_MILLIS_PROPERTY, DEFAULT_WARM_UP_SOCKET_MILLIS);
       warmUpOverSocket(
+          shared,
           plugins.values().iterator().next(),
           socketCalls,
           TimeUnit.MILLISECONDS.toNanos(Math.max(0, budget)));
@@ -388,14 +390,23 @@ public final class HostEngine implements AutoCloseable {
    * the plugin directory, which the kubelet never looks into), one call after another on one
    * connection with grpc-java's client ({@link SocketWarmUp}), then stops it: the code every
    * resource's server shares (the event loop, HTTP/2 frames, gRPC's call path, the messages) is
-   * then loaded and compiled. Its service reports to no observer and no interceptor sees it; no
-   * vendor code runs. A failure only ends the warm-up early.
+   * then loaded and compiled. Then, in legacy and AUTO mode, it rehearses a registration ({@link
+   * RegistrationRehearsal}): a Register to a private kubelet-like server, which dials this server
+   * back, asks its options and reads its first device list, as the kubelet does after each of its
+   * starts. Its service reports to no observer and no interceptor sees it; its ListAndWatch watches
+   * a private copy of the healthy devices ({@link RehearsalEndpoint}); no vendor code runs. A
+   * failure only ends the warm-up early.
    */
-  private void warmUpOverSocket(ResourcePlugin plugin, int calls, long budgetNanos) {
+  private void warmUpOverSocket(Shared shared, ResourcePlugin plugin, int calls, long budgetNanos) {
     for (ApiAdapter a : config.adapters()) {
-      ServerServiceDefinition service = a.warmUpService(plugin);
       List<ApiAdapter.WarmUpCall> kinds = a.warmUpCalls(plugin);
-      if (service == null || kinds.isEmpty() || closed) {
+      if (kinds.isEmpty() || closed) {
+        continue;
+      }
+      RehearsalEndpoint endpoint = new RehearsalEndpoint(plugin, config, timer);
+      ServerServiceDefinition service = a.warmUpService(endpoint);
+      if (service == null) {
+        endpoint.close();
         continue;
       }
       UdsServer.Standby server = null;
@@ -410,15 +421,41 @@ public final class HostEngine implements AutoCloseable {
             outcome.answered(),
             outcome.nanos() / 1_000_000,
             outcome.outOfTime() ? " (the budget ran out)" : "");
+        if (mode != RegistrationMode.PLUGIN_WATCHER
+            && !closed
+            && Boolean.parseBoolean(System.getProperty(WARM_UP_REGISTRATION_PROPERTY, "true"))) {
+          long start = System.nanoTime();
+          boolean ok =
+              RegistrationRehearsal.run(
+                  shared,
+                  plugin.resourceName(),
+                  server.path(),
+                  plugin.requests().preStartRequired(),
+                  plugin.requests().preferredAllocationAvailable(),
+                  // The socket warm-up's budget again: a loaded node registers at most twice
+                  // that later (on an idle one, with an AOT cache, it takes a few ms).
+                  Math.max(budgetNanos, 1));
+          LOG.debug(
+              "registration rehearsal {} in {} ms",
+              ok ? "done" : "stopped",
+              (System.nanoTime() - start) / 1_000_000);
+        }
       } catch (IOException | RuntimeException e) {
         LOG.debug("socket warm-up stopped: {}", e.toString());
       } finally {
         if (server != null) {
           server.discard();
         }
+        endpoint.close();
       }
     }
   }
+
+  /**
+   * System property: {@code false} leaves out the rehearsal of a registration at start ({@link
+   * RegistrationRehearsal}); on by default, it runs with the socket warm-up.
+   */
+  public static final String WARM_UP_REGISTRATION_PROPERTY = "deviceplugin4j.warmUpRegistration";
 
   /** A server that stopped answering ends the socket warm-up this long after its budget. */
   private static final long WARM_UP_SOCKET_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);

@@ -40,6 +40,24 @@ public interface ApiAdapter extends DeviceListEncoder {
       boolean preferredAllocationAvailable);
 
   /**
+   * The full name of this version's {@code GetDevicePluginOptions}, e.g. {@code
+   * v1beta1.DevicePlugin/GetDevicePluginOptions}, for a kubelet-like dial-back at start (its
+   * request is the empty message: no bytes); null when this version has none.
+   */
+  default String optionsMethod() {
+    return null;
+  }
+
+  /**
+   * The full name of this version's {@code ListAndWatch}, e.g. {@code
+   * v1beta1.DevicePlugin/ListAndWatch}, for a kubelet-like dial-back at start (its request is the
+   * empty message: no bytes); null when this version has none.
+   */
+  default String listAndWatchMethod() {
+    return null;
+  }
+
+  /**
    * Runs this version's request path in process, without a socket, so that its classes are loaded
    * and its code compiled before the kubelet's first call: the calls that run no vendor code go
    * through the service itself (Allocate only when it is declarative), the others only through

@@ -117,6 +117,16 @@ public final class V1Beta1Adapter implements ApiAdapter {
   }
 
   @Override
+  public String optionsMethod() {
+    return DevicePluginGrpc.getGetDevicePluginOptionsMethod().getFullMethodName();
+  }
+
+  @Override
+  public String listAndWatchMethod() {
+    return DevicePluginGrpc.getListAndWatchMethod().getFullMethodName();
+  }
+
+  @Override
   public ServerServiceDefinition warmUpService(PluginEndpoint plugin) {
     return new Service(plugin, Observers.NONE).bindService();
   }

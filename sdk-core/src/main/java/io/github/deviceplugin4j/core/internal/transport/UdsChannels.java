@@ -5,8 +5,10 @@ import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ServerCalls;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.nio.NioDomainSocketChannel;
@@ -88,6 +90,83 @@ public final class UdsChannels {
     call.halfClose();
     call.request(2);
     return call;
+  }
+
+  /**
+   * Starts one server-streaming call of encoded bytes, e.g. {@code
+   * v1beta1.DevicePlugin/ListAndWatch}, and cancels it once its first message arrived, as a kubelet
+   * that only wants the first device list would: {@code first} completes with that message, or
+   * fails with a {@link io.grpc.StatusRuntimeException} when the call ends before one, on the event
+   * loop.
+   */
+  public static ClientCall<byte[], byte[]> firstMessage(
+      ManagedChannel channel,
+      String method,
+      byte[] request,
+      long deadlineNanos,
+      CompletableFuture<byte[]> first) {
+    ClientCall<byte[], byte[]> call =
+        channel.newCall(
+            MethodDescriptor.<byte[], byte[]>newBuilder()
+                .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+                .setFullMethodName(method)
+                .setRequestMarshaller(BYTES)
+                .setResponseMarshaller(BYTES)
+                .build(),
+            CallOptions.DEFAULT.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS));
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onMessage(byte[] message) {
+            if (first.complete(message)) {
+              call.cancel("the first message is all this call wanted", null);
+            }
+          }
+
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            first.completeExceptionally(
+                (status.isOk() ? Status.INTERNAL.withDescription("no message") : status)
+                    .asRuntimeException(trailers));
+          }
+        },
+        new Metadata());
+    call.sendMessage(request);
+    call.halfClose();
+    call.request(1);
+    return call;
+  }
+
+  /**
+   * A unary method of encoded bytes, as a server serves it: {@code handler} answers each request
+   * with the encoded response, or fails it with a {@link io.grpc.StatusRuntimeException}.
+   */
+  public static ServerServiceDefinition unaryService(
+      String method, java.util.function.Function<byte[], CompletableFuture<byte[]>> handler) {
+    MethodDescriptor<byte[], byte[]> descriptor =
+        MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName(method)
+            .setRequestMarshaller(BYTES)
+            .setResponseMarshaller(BYTES)
+            .build();
+    return ServerServiceDefinition.builder(MethodDescriptor.extractFullServiceName(method))
+        .addMethod(
+            descriptor,
+            ServerCalls.asyncUnaryCall(
+                (request, answer) ->
+                    handler
+                        .apply(request)
+                        .whenComplete(
+                            (response, error) -> {
+                              if (error == null) {
+                                answer.onNext(response);
+                                answer.onCompleted();
+                              } else {
+                                answer.onError(Status.fromThrowable(error).asRuntimeException());
+                              }
+                            })))
+        .build();
   }
 
   private static final MethodDescriptor.Marshaller<byte[]> BYTES =

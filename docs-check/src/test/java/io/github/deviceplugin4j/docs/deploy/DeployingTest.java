@@ -118,14 +118,12 @@ class DeployingTest {
 
     assertThat(jar).isEqualTo("accel-plugin.jar");
     assertThat(dockerArgument("ENTRYPOINT \\[.*\"-jar\", \"([^\"]+)\"\\]")).isEqualTo(inImage);
-    // The training run lists the classes of the image's jar; the static archive is dumped from
-    // that list for the same jar, at the path the plugin maps it from.
-    assertThat(dockerArgument("-XX:DumpLoadedClassList=\\S+ -jar (\\S+)")).isEqualTo(inImage);
-    assertThat(dockerArgument("-XX:DumpLoadedClassList=(\\S+)"))
-        .isEqualTo(dockerArgument("-XX:SharedClassListFile=(\\S+)"));
-    assertThat(dockerArgument("(?s)-Xshare:dump .*?-cp (\\S+)")).isEqualTo(inImage);
-    assertThat(dockerArgument("-XX:SharedArchiveFile=(\\S+) "))
-        .isEqualTo(dockerArgument("\"-XX:SharedArchiveFile=([^\"]+)\""));
+    // The training run runs the image's jar and writes the AOT cache at the path the plugin
+    // starts with.
+    assertThat(dockerArgument("-XX:AOTCacheOutput=\\S+ -jar (\\S+)")).isEqualTo(inImage);
+    assertThat(dockerArgument("-XX:AOTCacheOutput=(\\S+)"))
+        .isEqualTo(dockerArgument("\"-XX:AOTCache=([^\"]+)\""))
+        .isEqualTo(dockerArgument("test -s (\\S+)"));
     Class<?> main = Class.forName(shade("mainClass"));
     Method method = main.getMethod("main", String[].class);
     assertThat(Modifier.isStatic(method.getModifiers())).isTrue();

@@ -10,8 +10,9 @@
 # the training, the image and the benchmark run the same flags. A cache only serves a JVM started
 # with the same java, the same jar path and compatible flags; otherwise that JVM starts without it.
 #
-# On JDK 25 or newer, <output> is an AOT cache (JEP 483, 514, 515: classes loaded and linked, method
-# profiles), written in one step at the training's clean exit (-XX:AOTCacheOutput); run the plugin
+# On JDK 25 or newer, <output> is an AOT cache (JEP 483 and 514: classes loaded and linked; with
+# JEP 515's method profiles unless the flags leave them out, as the example images' flags do),
+# written in one step at the training's clean exit (-XX:AOTCacheOutput); run the plugin
 # with -XX:AOTCache=<output>. On an older JDK, <output> is an application class-data-sharing archive
 # of the classes the training loaded; run the plugin with -XX:SharedArchiveFile=<output>. The script
 # then checks that the JVM accepts what it wrote with these flags and this jar, and fails otherwise.

@@ -60,12 +60,7 @@ public final class UdsChannels {
       CompletableFuture<byte[]> result) {
     ClientCall<byte[], byte[]> call =
         channel.newCall(
-            MethodDescriptor.<byte[], byte[]>newBuilder()
-                .setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(method)
-                .setRequestMarshaller(BYTES)
-                .setResponseMarshaller(BYTES)
-                .build(),
+            bytesMethod(MethodDescriptor.MethodType.UNARY, method),
             CallOptions.DEFAULT.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS));
     call.start(
         new ClientCall.Listener<>() {
@@ -107,12 +102,7 @@ public final class UdsChannels {
       CompletableFuture<byte[]> first) {
     ClientCall<byte[], byte[]> call =
         channel.newCall(
-            MethodDescriptor.<byte[], byte[]>newBuilder()
-                .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-                .setFullMethodName(method)
-                .setRequestMarshaller(BYTES)
-                .setResponseMarshaller(BYTES)
-                .build(),
+            bytesMethod(MethodDescriptor.MethodType.SERVER_STREAMING, method),
             CallOptions.DEFAULT.withDeadlineAfter(deadlineNanos, TimeUnit.NANOSECONDS));
     call.start(
         new ClientCall.Listener<>() {
@@ -144,12 +134,7 @@ public final class UdsChannels {
   public static ServerServiceDefinition unaryService(
       String method, java.util.function.Function<byte[], CompletableFuture<byte[]>> handler) {
     MethodDescriptor<byte[], byte[]> descriptor =
-        MethodDescriptor.<byte[], byte[]>newBuilder()
-            .setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName(method)
-            .setRequestMarshaller(BYTES)
-            .setResponseMarshaller(BYTES)
-            .build();
+        bytesMethod(MethodDescriptor.MethodType.UNARY, method);
     return ServerServiceDefinition.builder(MethodDescriptor.extractFullServiceName(method))
         .addMethod(
             descriptor,
@@ -185,4 +170,15 @@ public final class UdsChannels {
           }
         }
       };
+
+  /** A method of the given type whose messages are their encoded bytes. */
+  private static MethodDescriptor<byte[], byte[]> bytesMethod(
+      MethodDescriptor.MethodType type, String method) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(type)
+        .setFullMethodName(method)
+        .setRequestMarshaller(BYTES)
+        .setResponseMarshaller(BYTES)
+        .build();
+  }
 }
